@@ -1,0 +1,26 @@
+"""D4PG hyper-parameters: one plain dataclass, filled from flags at the edge."""
+import dataclasses
+from typing import Sequence
+
+
+@dataclasses.dataclass
+class D4PGConfig:
+  policy_layers: Sequence[int] = (256, 256, 256)
+  critic_layers: Sequence[int] = (512, 512, 256)
+  batch_size: int = 256
+  n_step: int = 5
+  discount: float = 0.99
+  policy_learning_rate: float = 1e-4
+  critic_learning_rate: float = 1e-4
+  target_update_period: int = 100
+  min_replay_size: int = 1000
+  max_replay_size: int = 1_000_000
+  # Learner samples per inserted transition (None: no rate limit).
+  samples_per_insert: float = 32.0
+  # Distributional critic support; returns outside [vmin, vmax] are clipped.
+  vmin: float = -150.0
+  vmax: float = 150.0
+  num_atoms: int = 51
+  # Actor i's Gaussian sigma is log-spaced in [sigma_min, sigma_max].
+  sigma_min: float = 0.05
+  sigma_max: float = 0.5

@@ -1,0 +1,93 @@
+"""Turns command-line values into a RunConfig, or one clear usage error.
+
+Kept apart from the absl flag definitions so every rule is testable without
+parsing argv, and so other entry points (reproduce scripts, notebooks) build
+configs the same way.
+"""
+import dataclasses
+import time
+from typing import Any, Dict, Sequence
+
+from agents import AGENT_NAMES
+from agents import registry
+from launch.config import ACTOR_PRECISIONS
+from launch.config import PublishPeriod
+from launch.config import RunConfig
+from quarl import envs
+
+LAUNCH_TYPES = ('local_mp', 'local_mt')
+
+
+class UsageError(ValueError):
+  """Bad command-line input: printed as one line, exit code 2."""
+
+
+def _choice(flag: str, value: str, choices: Sequence[str]) -> str:
+  if value not in choices:
+    raise UsageError(f'--{flag}={value!r} is not valid; choose from: '
+                     f'{", ".join(choices)}')
+  return value
+
+
+def _positive(flag: str, value, allow_none: bool = False):
+  if value is None and allow_none:
+    return None
+  if value is None or value <= 0:
+    raise UsageError(f'--{flag}={value} must be > 0')
+  return value
+
+
+def parse_layers(flag: str, text: str) -> tuple:
+  try:
+    layers = tuple(int(x) for x in str(text).split(',') if x.strip())
+  except ValueError:
+    layers = ()
+  if not layers or min(layers) <= 0:
+    raise UsageError(f'--{flag}={text!r}: want comma-separated positive '
+                     'layer widths, e.g. 256,256,256')
+  return layers
+
+
+def make_agent_config(agent: str, overrides: Dict[str, Any]):
+  """Agent config dataclass with the given non-None fields replaced."""
+  _, config_class = registry()[agent]
+  names = {f.name for f in dataclasses.fields(config_class)}
+  return config_class(**{k: v for k, v in overrides.items()
+                         if v is not None and k in names})
+
+
+def make_run_config(*, agent: str, env: str, actor_precision: str,
+                    num_actors: int, run_dir: str, seed: int,
+                    max_seconds: float, max_actor_steps, publish_period: str,
+                    eval_episodes: int, launch_type: str,
+                    agent_overrides: Dict[str, Any],
+                    resume: bool = False) -> RunConfig:
+  """Validates every value; raises UsageError naming the first bad one."""
+  _choice('agent', agent, AGENT_NAMES)
+  _choice('actor_precision', actor_precision, ACTOR_PRECISIONS)
+  _choice('launch_type', launch_type, LAUNCH_TYPES)
+  _positive('num_actors', num_actors)
+  _positive('max_seconds', max_seconds)
+  _positive('max_actor_steps', max_actor_steps, allow_none=True)
+  _positive('eval_episodes', eval_episodes)
+  if not run_dir:
+    raise UsageError('--run_dir is required')
+  try:
+    envs.validate_environment_name(env)
+    period = PublishPeriod.parse(publish_period)
+  except ValueError as error:
+    raise UsageError(str(error)) from error
+  agent_config = make_agent_config(agent, agent_overrides)
+  agent_class, _ = registry()[agent]
+  kind = envs.action_kind(envs.make_environment(env, seed))
+  if kind != agent_class.action_kind:
+    raise UsageError(
+        f'--env={env} has {kind} actions but --agent={agent} needs '
+        f'{agent_class.action_kind} actions')
+  return RunConfig(
+      agent=agent, env=env, actor_precision=actor_precision,
+      num_actors=num_actors, run_dir=run_dir, seed=seed,
+      max_seconds=max_seconds, max_actor_steps=max_actor_steps,
+      publish_period=period, eval_episodes=eval_episodes,
+      launch_type=launch_type, resume=resume, agent_config=agent_config,
+      start_time=time.time())

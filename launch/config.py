@@ -1,0 +1,55 @@
+"""The resolved settings of one run: a plain object the nodes receive."""
+import dataclasses
+from typing import Any, Optional
+
+ACTOR_PRECISIONS = ('fp32_tf', 'fp32', 'fp16', 'dynamic_int8', 'int8')
+
+
+@dataclasses.dataclass(frozen=True)
+class PublishPeriod:
+  """Publish every `value` learner steps, or every `value` seconds."""
+  value: float
+  unit: str  # 'steps' or 'seconds'
+
+  @classmethod
+  def parse(cls, text: str) -> 'PublishPeriod':
+    """'500' -> 500 learner steps; '5s' -> 5 seconds."""
+    text = str(text).strip()
+    unit = 'seconds' if text.endswith('s') else 'steps'
+    try:
+      value = float(text[:-1] if unit == 'seconds' else text)
+    except ValueError:
+      value = -1.0
+    if value <= 0:
+      raise ValueError(
+          f'--publish_period={text!r}: want a positive number of learner '
+          'steps (e.g. 500) or seconds with an s suffix (e.g. 5s)')
+    return cls(value, unit)
+
+
+@dataclasses.dataclass(frozen=True)
+class RunConfig:
+  agent: str
+  env: str
+  actor_precision: str
+  num_actors: int
+  run_dir: str
+  seed: int = 0
+  max_seconds: float = 180.0
+  max_actor_steps: Optional[int] = None
+  publish_period: PublishPeriod = PublishPeriod(5.0, 'seconds')
+  eval_episodes: int = 1
+  # Also evaluate the fp32 TF policy next to the quantized one (reward parity).
+  eval_fp32: bool = False
+  launch_type: str = 'local_mp'
+  checkpoint_period_s: float = 300.0
+  resume: bool = False
+  agent_config: Any = None
+  # Compression of the learner's networks (filled by issue-5 work).
+  compression: Any = None
+  # time.time() when the launcher started; nodes report wall time from it.
+  start_time: float = 0.0
+
+  @property
+  def quantized(self) -> bool:
+    return self.actor_precision != 'fp32_tf'

@@ -1,0 +1,74 @@
+"""Actor node: explores with the quantized model (or stock TF for fp32_tf)."""
+import time
+
+import acme
+import numpy as np
+from acme.utils import counting
+from acme.utils import loggers
+
+from launch import run_dir as run_dir_lib
+from launch.config import RunConfig
+from launch.nodes import common
+from quarl import actors
+from quarl import envs
+
+STATS_PERIOD_S = 5.0
+
+
+def make_policy_actor(agent, config: RunConfig, model_source, adder,
+                      exploration: float, rng: np.random.Generator):
+  """LiteRT actor on the quantizer's models, or Acme's TF actor on the
+  learner's variables; returns (actor, refresher or None)."""
+  if not config.quantized:
+    return agent.make_tf_actor(model_source, adder, exploration), None
+  refresher = actors.ModelRefresher(model_source.get_model).start()
+  behaviour = agent.behaviour(exploration, rng)
+  return actors.LiteRTActor(refresher, behaviour, adder), refresher
+
+
+class ActorNode:
+  """Runs episodes until stopped; appends its time split to actors.csv."""
+
+  def __init__(self, replay, model_source, counter, config: RunConfig,
+               actor_id: int):
+    self._replay = replay
+    self._model_source = model_source
+    self._counter = counter
+    self._config = config
+    self._actor_id = actor_id
+
+  def run(self) -> None:
+    config, actor_id = self._config, self._actor_id
+    seed = common.node_seed(config, 100 + actor_id)
+    split = actors.TimeSplit()
+    environment = actors.TimedEnvironment(
+        envs.make_environment(config.env, seed), split)
+    agent = common.make_agent(config, environment)
+    exploration = agent.exploration(actor_id, config.num_actors)
+    actor, refresher = make_policy_actor(
+        agent, config, self._model_source, agent.make_adder(self._replay),
+        exploration, np.random.default_rng(seed))
+    loop = acme.EnvironmentLoop(
+        environment, actors.TimedActor(actor, split),
+        counting.Counter(self._counter, 'actor'), loggers.NoOpLogger())
+    stats = run_dir_lib.CsvAppender(
+        common.run_path(config, run_dir_lib.ACTORS_CSV),
+        run_dir_lib.ACTORS_FIELDS)
+    steps, start, last_report = 0, time.time(), time.time()
+    while not common.stop_requested():
+      steps += loop.run_episode()['episode_length']
+      if time.time() - last_report >= STATS_PERIOD_S:
+        last_report = time.time()
+        stats.append(dict(
+            wall_time_s=common.wall_time_s(config), actor_id=actor_id,
+            exploration=exploration, steps=steps,
+            steps_per_s=steps / (last_report - start),
+            mean_inference_us=split.mean_us('inference'),
+            policy_version=refresher.version if refresher else -1,
+            load_failures=refresher.load_failures if refresher else 0,
+            env_s=split.seconds['env'], inference_s=split.seconds['inference'],
+            adder_s=split.seconds['adder'],
+            refresh_s=(refresher.refresh_s if refresher
+                       else split.seconds['refresh'])))
+    if refresher:
+      refresher.stop()

@@ -1,0 +1,70 @@
+"""Evaluator node: greedy returns of the *same* model the actors use.
+
+It is also the run's budget keeper: when wall time or actor steps run out it
+records a final evaluation and asks Launchpad to stop every node.
+"""
+import time
+
+import acme
+import launchpad as lp
+import numpy as np
+from acme.utils import loggers
+
+from launch import run_dir as run_dir_lib
+from launch.config import RunConfig
+from launch.nodes import actor as actor_node
+from launch.nodes import common
+from quarl import envs
+
+EVAL_PERIOD_S = 10.0
+
+
+class EvaluatorNode:
+
+  def __init__(self, model_source, counter, config: RunConfig):
+    self._model_source = model_source
+    self._counter = counter
+    self._config = config
+
+  def _budget_spent(self, counts) -> bool:
+    config = self._config
+    if common.wall_time_s(config) >= config.max_seconds:
+      return True
+    return bool(config.max_actor_steps and
+                counts.get('actor_steps', 0) >= config.max_actor_steps)
+
+  def run(self) -> None:
+    config = self._config
+    seed = common.node_seed(config, 99)
+    environment = envs.make_environment(config.env, seed)
+    agent = common.make_agent(config, environment)
+    actor, refresher = actor_node.make_policy_actor(
+        agent, config, self._model_source, None, 0.0,
+        np.random.default_rng(seed))
+    loop = acme.EnvironmentLoop(environment, actor, logger=loggers.NoOpLogger())
+    evaluations = run_dir_lib.CsvAppender(
+        common.run_path(config, run_dir_lib.EVALUATOR_CSV),
+        run_dir_lib.EVALUATOR_FIELDS)
+    counter = self._counter  # The counter node: program-wide counts.
+    while True:
+      if refresher is None:
+        actor.update(wait=True)  # TF baseline: pull the newest variables.
+      else:
+        refresher.refresh_once()
+      returns = [loop.run_episode()['episode_return']
+                 for _ in range(config.eval_episodes)]
+      counts = counter.get_counts()
+      evaluations.append(dict(
+          wall_time_s=common.wall_time_s(config),
+          actor_steps=counts.get('actor_steps', 0),
+          learner_steps=counts.get('learner_steps', 0),
+          episode_return=float(np.mean(returns)),
+          policy_version=refresher.version if refresher else -1))
+      if self._budget_spent(counts):
+        break
+      deadline = time.time() + EVAL_PERIOD_S
+      while time.time() < deadline and not self._budget_spent(
+          counter.get_counts()):
+        if common.stop_requested(1.0):
+          return
+    lp.stop()

@@ -1,0 +1,133 @@
+"""Quantizer node: learner's fp32 policy -> TFLite model, every publish cycle.
+
+The learner never waits on it: it pulls variables over courier on its own
+clock. Actors and the evaluator poll `get_model(known_version)`.
+"""
+import threading
+import time
+from typing import Optional, Tuple
+
+import numpy as np
+import reverb
+from absl import logging
+
+from agents import interface
+from launch import run_dir as run_dir_lib
+from launch.config import RunConfig
+from launch.nodes import common
+from quarl import envs
+from quarl import quantization
+
+CALIBRATION_SAMPLES = 256
+HELD_OUT_SAMPLES = 64
+
+
+def rollout_observations(environment, num_steps: int,
+                         rng: np.random.Generator) -> np.ndarray:
+  """Real observations from uniformly random actions: calibration data for
+  the first publish, before any actor has written to replay."""
+  from acme import specs  # pylint: disable=g-import-not-at-top
+  spec = specs.make_environment_spec(environment)
+  observations = []
+  timestep = environment.reset()
+  for _ in range(num_steps):
+    observations.append(np.asarray(timestep.observation, np.float32).ravel())
+    if isinstance(spec.actions, specs.DiscreteArray):
+      action = np.int32(rng.integers(spec.actions.num_values))
+    else:
+      action = rng.uniform(spec.actions.minimum, spec.actions.maximum
+                           ).astype(spec.actions.dtype)
+    timestep = environment.step(action)
+    if timestep.last():
+      timestep = environment.reset()
+  return np.stack(observations)
+
+
+class QuantizerNode:
+  """Publishes (version, model bytes); version increases by one per publish."""
+
+  def __init__(self, learner, replay: reverb.Client, counter,
+               config: RunConfig):
+    self._learner = learner
+    self._replay = replay
+    self._counter = counter
+    self._config = config
+    self._lock = threading.Lock()
+    self._latest: Optional[Tuple[int, bytes]] = None
+    self._csv = run_dir_lib.CsvAppender(
+        common.run_path(config, run_dir_lib.QUANTIZER_CSV),
+        run_dir_lib.QUANTIZER_FIELDS)
+
+  def get_model(self, known_version: int) -> Optional[Tuple[int, bytes]]:
+    """The newest model if newer than `known_version`, else None."""
+    with self._lock:
+      latest = self._latest
+    if latest is None or latest[0] <= known_version:
+      return None
+    return latest
+
+  def _calibration(self, fallback: np.ndarray):
+    """Recent replay observations if any, else env rollout observations."""
+    info = self._replay.server_info()
+    size = info[interface.CALIBRATION_TABLE].current_size
+    wanted = CALIBRATION_SAMPLES + HELD_OUT_SAMPLES
+    if size < wanted:
+      return fallback, 'rollout'
+    samples = [s[0] for s in self._replay.sample(
+        interface.CALIBRATION_TABLE, num_samples=wanted)]
+    return interface.observations_from_transitions(samples), 'replay'
+
+  def _learner_steps(self) -> int:
+    return int(self._counter.get_counts().get('learner_steps', 0))
+
+  def _publish_due(self, last_time: float, last_steps: int) -> bool:
+    period = self._config.publish_period
+    if period.unit == 'seconds':
+      return time.time() - last_time >= period.value
+    return self._learner_steps() - last_steps >= period.value
+
+  def run(self) -> None:
+    config = self._config
+    agent = common.make_agent(config)
+    policy = agent.export_policy()
+    rng = np.random.default_rng(common.node_seed(config, 7))
+    fallback = rollout_observations(
+        envs.make_environment(config.env, common.node_seed(config, 8)),
+        CALIBRATION_SAMPLES + HELD_OUT_SAMPLES, rng)
+    version, last_time, last_steps = 0, 0.0, -1
+    while not common.stop_requested(0.0):
+      if version and not self._publish_due(last_time, last_steps):
+        common.stop_requested(0.2)
+        continue
+      last_time, last_steps = time.time(), self._learner_steps()
+      if self._publish(agent, policy, version, last_steps, fallback):
+        version += 1
+
+  def _publish(self, agent, policy, version, learner_steps,
+               fallback) -> bool:
+    weights = self._learner.get_variables(['policy'])[0]
+    for variable, value in zip(policy.variables, weights):
+      variable.assign(value)
+    observations, source = self._calibration(fallback)
+    calibration = observations[:CALIBRATION_SAMPLES]
+    held = observations[CALIBRATION_SAMPLES:]
+    try:
+      model = quantization.convert_policy(
+          policy, policy.variables, agent.observation_size,
+          self._config.actor_precision, calibration, held)
+    except quantization.NonFiniteWeightsError as error:
+      # Actors keep the last good model; the row records the refusal.
+      logging.error('publish %d refused: %s', version, error)
+      self._csv.append(dict(wall_time_s=common.wall_time_s(self._config),
+                            version=-1, learner_steps=learner_steps,
+                            precision='refused: non-finite weights'))
+      return False
+    with self._lock:
+      self._latest = (version, model.model_bytes)
+    self._csv.append(dict(
+        wall_time_s=common.wall_time_s(self._config), version=version,
+        learner_steps=learner_steps, precision=model.precision,
+        convert_s=model.convert_s, model_bytes=len(model.model_bytes),
+        max_abs_err=model.max_abs_err, argmax_mismatch=model.argmax_mismatch,
+        calibration_source=source))
+    return True

@@ -1,0 +1,48 @@
+"""The one program builder: the same node graph for every agent.
+
+replay ─┬─> learner ──(variables)──> quantizer ──(model bytes)──> actors
+        │                                     └──────────────────> evaluator
+        └<───────────── transitions (adders) ──────────── actors
+counter <─ learner / actors / evaluator step counts.
+With --actor_precision=fp32_tf there is no quantizer: actors and evaluator
+pull variables straight from the learner (stock Acme).
+"""
+import functools
+
+import launchpad as lp
+from acme.utils import counting
+
+from launch.config import RunConfig
+from launch.nodes import actor as actor_node
+from launch.nodes import common
+from launch.nodes import evaluator as evaluator_node
+from launch.nodes import learner as learner_node
+from launch.nodes import quantizer as quantizer_node
+
+
+def _replay_tables(config: RunConfig):
+  return common.make_agent(config).replay_tables()
+
+
+def build_program(config: RunConfig) -> lp.Program:
+  program = lp.Program(name=f'{config.agent}_{config.actor_precision}')
+  with program.group('replay'):
+    replay = program.add_node(lp.ReverbNode(functools.partial(_replay_tables, config)))
+  with program.group('counter'):
+    counter = program.add_node(lp.CourierNode(counting.Counter))
+  with program.group('learner'):
+    learner = program.add_node(
+        lp.CourierNode(learner_node.LearnerNode, replay, counter, config))
+  model_source = learner
+  if config.quantized:
+    with program.group('quantizer'):
+      model_source = program.add_node(lp.CourierNode(
+          quantizer_node.QuantizerNode, learner, replay, counter, config))
+  with program.group('actor'):
+    for actor_id in range(config.num_actors):
+      program.add_node(lp.CourierNode(actor_node.ActorNode, replay,
+                                      model_source, counter, config, actor_id))
+  with program.group('evaluator'):
+    program.add_node(lp.CourierNode(evaluator_node.EvaluatorNode,
+                                    model_source, counter, config))
+  return program

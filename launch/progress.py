@@ -1,0 +1,46 @@
+"""Live progress for a running program, read from the run directory's CSVs
+(the launcher holds no handle on the nodes' state, and needs none)."""
+import os
+import threading
+
+from launch import run_dir as run_dir_lib
+from launch.config import RunConfig
+from launch.nodes import common
+
+PERIOD_S = 10.0
+
+
+class ProgressReporter:
+
+  def __init__(self, config: RunConfig, period_s: float = PERIOD_S):
+    self._config = config
+    self._period_s = period_s
+    self._stop = threading.Event()
+
+  def line(self) -> str:
+    config = self._config
+    read = lambda name: run_dir_lib.read_csv(  # pylint: disable=unnecessary-lambda-assignment
+        os.path.join(config.run_dir, name))
+    evaluations = read(run_dir_lib.EVALUATOR_CSV)
+    publishes = [r for r in read(run_dir_lib.QUANTIZER_CSV)
+                 if int(r['version']) >= 0]
+    elapsed = common.wall_time_s(config)
+    parts = [f'[progress] {elapsed:5.0f}/{config.max_seconds:.0f}s']
+    if evaluations:
+      last = evaluations[-1]
+      parts += [f"actor_steps={int(float(last['actor_steps']))}",
+                f"learner_steps={int(float(last['learner_steps']))}",
+                f"return={float(last['episode_return']):.1f}",
+                f"best={max(float(r['episode_return']) for r in evaluations):.1f}"]
+    else:
+      parts.append('waiting for the first evaluation')
+    if config.quantized:
+      parts.append(f'publishes={len(publishes)}')
+    return ' '.join(parts)
+
+  def loop(self) -> None:
+    while not self._stop.wait(self._period_s):
+      print(self.line(), flush=True)
+
+  def stop(self) -> None:
+    self._stop.set()

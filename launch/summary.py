@@ -1,0 +1,55 @@
+"""summary.json: the headline numbers of a run, computed from its CSVs.
+
+Built by the launcher after the nodes stop (or die), from what is on disk,
+so an interrupted or failed run still gets an honest summary.
+"""
+import os
+from typing import Any, Dict, Mapping
+
+from launch import run_dir as run_dir_lib
+from launch.config import RunConfig
+
+
+def _floats(rows, key):
+  return [float(r[key]) for r in rows if r.get(key) not in (None, '')]
+
+
+def _latest_per_actor(rows):
+  latest = {}
+  for row in rows:
+    latest[row['actor_id']] = row
+  return list(latest.values())
+
+
+def build_summary(config: RunConfig, wall_s: float, status: str,
+                  extra: Mapping[str, Any] = ()) -> Dict[str, Any]:
+  path = lambda name: os.path.join(config.run_dir, name)  # pylint: disable=unnecessary-lambda-assignment
+  evaluations = run_dir_lib.read_csv(path(run_dir_lib.EVALUATOR_CSV))
+  actor_rows = _latest_per_actor(run_dir_lib.read_csv(
+      path(run_dir_lib.ACTORS_CSV)))
+  publishes = [r for r in run_dir_lib.read_csv(path(run_dir_lib.QUANTIZER_CSV))
+               if int(r['version']) >= 0]
+  returns = _floats(evaluations, 'episode_return')
+  last = evaluations[-1] if evaluations else {}
+  summary = dict(
+      status=status,
+      agent=config.agent,
+      env=config.env,
+      actor_precision=config.actor_precision,
+      num_actors=config.num_actors,
+      seed=config.seed,
+      wall_s=round(wall_s, 2),
+      actor_steps=int(float(last.get('actor_steps', 0) or 0)),
+      learner_steps=int(float(last.get('learner_steps', 0) or 0)),
+      evaluations=len(returns),
+      final_return=returns[-1] if returns else None,
+      best_return=max(returns) if returns else None,
+      actor_steps_per_s=sum(_floats(actor_rows, 'steps_per_s')),
+      mean_inference_us=(sum(_floats(actor_rows, 'mean_inference_us')) /
+                         len(actor_rows) if actor_rows else None),
+      publishes=len(publishes),
+      model_bytes=int(publishes[-1]['model_bytes']) if publishes else None,
+      max_abs_err=float(publishes[-1]['max_abs_err']) if publishes else None,
+  )
+  summary.update(extra)
+  return summary

@@ -1,0 +1,103 @@
+r"""Train one agent with quantized (ActorQ) actors on Launchpad.
+
+Example (3-minute D4PG with int8 LiteRT actors on Pendulum):
+
+  python -m launch.train --agent=d4pg --env=gym:Pendulum-v1 \
+      --actor_precision=int8 --num_actors=2 --max_seconds=180 \
+      --run_dir=runs/pendulum_int8
+
+Exit codes: 0 budget reached; 1 a node failed; 2 bad input (nothing started);
+130 interrupted (Ctrl-C). summary.json is written in every case but 2.
+"""
+import sys
+
+from absl import app
+from absl import flags
+
+from agents import AGENT_NAMES
+from launch import cli
+from launch import run_dir as run_dir_lib
+from launch import runner
+from launch.config import ACTOR_PRECISIONS
+
+_AGENT = flags.DEFINE_string('agent', 'd4pg', f'One of {AGENT_NAMES}.')
+_ENV = flags.DEFINE_string(
+    'env', 'gym:Pendulum-v1', 'dm_control:DOMAIN:TASK or gym:ID.')
+_PRECISION = flags.DEFINE_string(
+    'actor_precision', 'int8',
+    f'{ACTOR_PRECISIONS}: fp32_tf is the stock Acme TF actor (the baseline); '
+    'the others are TFLite models run by LiteRT.')
+_NUM_ACTORS = flags.DEFINE_integer('num_actors', 2, 'Actor processes.')
+_POLICY_LAYERS = flags.DEFINE_string(
+    'policy_layers', '256,256,256', 'Hidden widths of the policy MLP.')
+_CRITIC_LAYERS = flags.DEFINE_string(
+    'critic_layers', '512,512,256', 'Hidden widths of the critic MLP.')
+_MAX_SECONDS = flags.DEFINE_float('max_seconds', 180.0, 'Wall-clock budget.')
+_MAX_ACTOR_STEPS = flags.DEFINE_integer(
+    'max_actor_steps', None, 'Env-step budget over all actors (optional).')
+_PUBLISH_PERIOD = flags.DEFINE_string(
+    'publish_period', '5s',
+    'Quantize + publish every N learner steps (e.g. 500) or seconds (5s).')
+_SEED = flags.DEFINE_integer('seed', 0, 'Seed for TF, envs and exploration.')
+_RUN_DIR = flags.DEFINE_string('run_dir', None, 'Where the run writes.')
+_OVERWRITE = flags.DEFINE_bool('overwrite', False,
+                               'Replace a non-empty --run_dir.')
+_RESUME = flags.DEFINE_bool(
+    'resume', False, 'Continue the learner from --run_dir\'s checkpoint.')
+_EVAL_EPISODES = flags.DEFINE_integer('eval_episodes', 1,
+                                      'Episodes per evaluation.')
+_LAUNCH_TYPE = flags.DEFINE_string(
+    'launch_type', 'local_mp', f'{cli.LAUNCH_TYPES}: processes or threads.')
+_BATCH_SIZE = flags.DEFINE_integer('batch_size', None, 'Learner batch size.')
+_SAMPLES_PER_INSERT = flags.DEFINE_float(
+    'samples_per_insert', None, 'Replay rate limit: samples per insert.')
+_MIN_REPLAY_SIZE = flags.DEFINE_integer('min_replay_size', None,
+                                        'Transitions before learning starts.')
+_VMIN = flags.DEFINE_float('vmin', None, 'D4PG critic support minimum.')
+_VMAX = flags.DEFINE_float('vmax', None, 'D4PG critic support maximum.')
+
+
+def config_from_flags():
+  overrides = dict(
+      policy_layers=cli.parse_layers('policy_layers', _POLICY_LAYERS.value),
+      critic_layers=cli.parse_layers('critic_layers', _CRITIC_LAYERS.value),
+      batch_size=_BATCH_SIZE.value,
+      samples_per_insert=_SAMPLES_PER_INSERT.value,
+      min_replay_size=_MIN_REPLAY_SIZE.value,
+      vmin=_VMIN.value, vmax=_VMAX.value)
+  return cli.make_run_config(
+      agent=_AGENT.value, env=_ENV.value, actor_precision=_PRECISION.value,
+      num_actors=_NUM_ACTORS.value, run_dir=_RUN_DIR.value,
+      seed=_SEED.value, max_seconds=_MAX_SECONDS.value,
+      max_actor_steps=_MAX_ACTOR_STEPS.value,
+      publish_period=_PUBLISH_PERIOD.value,
+      eval_episodes=_EVAL_EPISODES.value, launch_type=_LAUNCH_TYPE.value,
+      agent_overrides=overrides, resume=_RESUME.value)
+
+
+def main(argv):
+  if len(argv) > 1:
+    _usage_error(f'unexpected arguments: {" ".join(argv[1:])}')
+  try:
+    config = config_from_flags()
+    run_dir_lib.prepare_run_dir(config.run_dir, _OVERWRITE.value,
+                                _RESUME.value)
+  except (cli.UsageError, run_dir_lib.RunDirError) as error:
+    _usage_error(str(error))
+  summary, code = runner.run(config)
+  print(runner.format_summary(summary), flush=True)
+  print(f'run directory: {config.run_dir}', flush=True)
+  sys.exit(code)
+
+
+def _usage_error(message: str):
+  print(f'train: error: {message}', file=sys.stderr, flush=True)
+  sys.exit(2)
+
+
+def run_main():
+  app.run(main)
+
+
+if __name__ == '__main__':
+  run_main()

@@ -1,0 +1,84 @@
+"""Keeps an actor's LiteRT policy current without stalling its env loop.
+
+A background thread polls the model source (the quantizer node) for a newer
+(version, bytes) pair and builds the new interpreter off the env-loop thread;
+the swap is a single reference assignment. Bytes that fail to load are
+counted and the previous model stays in use: one bad publish must not take
+down every actor.
+"""
+import threading
+import time
+from typing import Callable, Optional, Tuple
+
+from absl import logging
+
+from quarl.actors.litert_policy import InvalidModelError
+from quarl.actors.litert_policy import LiteRTPolicy
+
+# fetch(known_version) -> (version, model_bytes) when newer, else None.
+ModelFetcher = Callable[[int], Optional[Tuple[int, bytes]]]
+
+
+class ModelRefresher:
+  """Holds the newest loadable policy; refreshes it on a background thread."""
+
+  def __init__(self, fetch: ModelFetcher, poll_period_s: float = 0.5,
+               num_threads: int = 1):
+    self._fetch = fetch
+    self._poll_period_s = poll_period_s
+    self._num_threads = num_threads
+    self._policy: Optional[LiteRTPolicy] = None
+    self.version = -1  # Version of the policy in use.
+    self._newest_seen = -1  # Includes rejected versions, so they're skipped.
+    self.load_failures = 0
+    self.fetch_failures = 0
+    self.refresh_s = 0.0  # Time spent fetching + loading, off the env loop.
+    self._stop = threading.Event()
+    self._ready = threading.Event()
+    self._thread = threading.Thread(target=self._loop, daemon=True,
+                                    name='model-refresher')
+
+  @property
+  def policy(self) -> LiteRTPolicy:
+    return self._policy
+
+  def start(self, first_model_timeout_s: float = 600.0) -> 'ModelRefresher':
+    """Starts polling and blocks until a first model is loaded."""
+    self._thread.start()
+    if not self._ready.wait(first_model_timeout_s):
+      raise TimeoutError(
+          f'no loadable model within {first_model_timeout_s:.0f}s')
+    return self
+
+  def stop(self) -> None:
+    self._stop.set()
+
+  def refresh_once(self) -> bool:
+    """One poll; returns True when a newer model was installed."""
+    start = time.perf_counter()
+    try:
+      reply = self._fetch(self._newest_seen)
+    except Exception as error:  # pylint: disable=broad-except
+      # The source may be restarting; keep acting with what we have.
+      self.fetch_failures += 1
+      logging.warning('model fetch failed: %s', error)
+      return False
+    installed = False
+    if reply is not None:
+      version, model_bytes = reply
+      self._newest_seen = max(self._newest_seen, int(version))
+      try:
+        self._policy = LiteRTPolicy(model_bytes, self._num_threads)
+        self.version = int(version)
+        installed = True
+        self._ready.set()
+      except InvalidModelError as error:
+        self.load_failures += 1
+        logging.warning('model version %s rejected: %s', version, error)
+    self.refresh_s += time.perf_counter() - start
+    return installed
+
+  def _loop(self) -> None:
+    while not self._stop.is_set():
+      self.refresh_once()
+      self._stop.wait(self._poll_period_s)

@@ -1,0 +1,250 @@
+"""Compression controllers: what a learner calls after each optimizer step.
+
+One loop serves every method (`CompressionController.after_optimizer_step`):
+advance the method's clock, move layers into the pruned phase when the method
+says so, refresh masks every `update_every` learner steps, re-impose every
+layer's constraint (one compiled tf.function), and account CR.
+
+* `GstController` — layers start block-circulant at step 0 and hand over to
+  group pruning once the reward-aware target reaches S_shift * (1 - 1/B).
+* `IterativePruningController` — the baseline: dense start, same cubic
+  schedule on the plain learner step, same masks, no reward awareness.
+* `NoCompression` — the dense baseline with the same interface.
+
+CR accounting (DESIGN "Accounting"): a layer's CR is 1 - stored/kernel entries;
+compressed CR aggregates layers by kernel size; network CR also counts
+`dense_params` (first/last layers, biases) as stored; average CR is the mean
+of the per-step compressed CR over all learner steps seen.
+"""
+import collections
+import inspect
+from typing import Optional, Sequence
+
+import tensorflow as tf
+
+from quarl.compression import circulant
+from quarl.compression import layers as layers_lib
+from quarl.compression import masks
+from quarl.compression import schedules
+
+# Float slack so a target computed as 0.7499999999 still meets 0.75.
+_TOLERANCE = 1e-9
+
+
+class CompressionController(tf.Module):
+  """Shared step loop, CR accounting and report; subclasses set the target."""
+
+  def __init__(self, layers: Sequence[layers_lib.CompressibleLinear],
+               granularity: str = 'block', update_every: int = 100,
+               dense_params: int = 0, name: Optional[str] = None):
+    super().__init__(name=name)
+    if granularity not in masks.GRANULARITIES:
+      raise ValueError(f'granularity must be one of {masks.GRANULARITIES}, '
+                       f'got {granularity!r}')
+    if update_every < 1:
+      raise ValueError(f'update_every must be >= 1, got {update_every}')
+    self.layers = tuple(layers)
+    self._granularity = granularity
+    self._update_every = update_every
+    self._dense_params = dense_params
+    self.learner_step = tf.Variable(0, dtype=tf.int64, trainable=False,
+                                    name='learner_step')
+    self._cr_sum = tf.Variable(0.0, dtype=tf.float64, trainable=False,
+                               name='cr_sum')
+    self._steps_seen = tf.Variable(0, dtype=tf.int64, trainable=False,
+                                   name='steps_seen')
+
+  def target_sparsity(self) -> float:
+    raise NotImplementedError
+
+  def observe_return(self, value: float) -> None:
+    """Feeds an evaluation return; only reward-aware methods use it."""
+
+  def _advance(self, steps: int) -> None:
+    """Moves the method's clock by `steps` learner steps."""
+
+  def _starts_pruning(self, layer, target: float) -> bool:
+    """Whether a not-yet-pruned layer enters the pruned phase at `target`."""
+    return False
+
+  def after_optimizer_step(self, learner_step: int) -> None:
+    """Call eagerly after every optimizer step with the learner's step count.
+
+    `learner_step` must not decrease; a jump of several steps advances the
+    clock and the average-CR weight by that many steps.
+    """
+    learner_step = int(learner_step)
+    previous = int(self.learner_step.numpy())
+    steps = max(learner_step - previous, 0)
+    every = self._update_every
+    refresh = learner_step // every != previous // every
+    self.learner_step.assign(max(learner_step, previous))
+    self._advance(steps)
+    target = self.target_sparsity()
+    for layer in self.layers:
+      if layer.phase == layers_lib.SPARSE:
+        enter = refresh
+      else:
+        enter = self._starts_pruning(layer, target)
+      if enter:
+        layer.to_sparse(target, self._granularity)
+    if self.layers:
+      self._constrain_and_account(tf.constant(steps, tf.int64))
+
+  @tf.function
+  def _constrain_and_account(self, steps: tf.Tensor):
+    """The per-step work, compiled once: constraints, then this step's CR."""
+    for layer in self.layers:
+      layer.apply_constraint()
+    stored = tf.add_n([layer.stored_params_tensor() for layer in self.layers])
+    total = sum(layer.num_params() for layer in self.layers)
+    step_cr = 1.0 - tf.cast(stored, tf.float64) / total
+    self._cr_sum.assign_add(tf.cast(steps, tf.float64) * step_cr)
+    self._steps_seen.assign_add(steps)
+
+  def _totals(self):
+    return (sum(layer.num_params() for layer in self.layers),
+            sum(layer.stored_params() for layer in self.layers))
+
+  def average_cr(self) -> float:
+    seen = int(self._steps_seen.numpy())
+    return float(self._cr_sum.numpy()) / seen if seen else 0.0
+
+  def report(self) -> dict:
+    """Flat dict (one compression.csv row): step, phase, targets and CRs."""
+    total, stored = self._totals()
+    phases = {layer.phase for layer in self.layers}
+    row = {
+        'learner_step': int(self.learner_step.numpy()),
+        'phase': phases.pop() if len(phases) == 1 else (
+            'mixed' if phases else layers_lib.DENSE),
+        'target_sparsity': self.target_sparsity(),
+        'compressed_cr': 1.0 - stored / total if total else 0.0,
+        'network_cr': (total - stored) / (total + self._dense_params)
+                      if total + self._dense_params else 0.0,
+        'average_cr': self.average_cr(),
+    }
+    for name, layer in zip(_unique_names(self.layers), self.layers):
+      row[f'cr/{name}'] = layer.compression_ratio()
+    return row
+
+
+def _unique_names(layers) -> list:
+  """Name scopes, suffixed _1, _2... on repeats (eager Sonnet never does)."""
+  counts = collections.Counter()
+  names = []
+  for layer in layers:
+    base = layer.name_scope.name.rstrip('/') or layer.name
+    names.append(f'{base}_{counts[base]}' if counts[base] else base)
+    counts[base] += 1
+  return names
+
+
+class NoCompression(CompressionController):
+  """Dense baseline: layers stay dense, CR stays 0."""
+
+  def __init__(self, layers: Sequence[layers_lib.CompressibleLinear] = (),
+               dense_params: int = 0, name: str = 'no_compression'):
+    super().__init__(layers, dense_params=dense_params, name=name)
+
+  def target_sparsity(self) -> float:
+    return 0.0
+
+
+class IterativePruningController(CompressionController):
+  """Baseline: dense start, cubic target on the learner step, same masks."""
+
+  def __init__(self, layers: Sequence[layers_lib.CompressibleLinear],
+               s_init: float = 0.0, s_final: float = 0.9, begin_step: int = 0,
+               end_step: int = 100_000, block_size: int = 4,
+               granularity: str = 'block', update_every: int = 100,
+               dense_params: int = 0, name: str = 'iterative_pruning'):
+    super().__init__(layers, granularity, update_every, dense_params, name)
+    self.schedule = schedules.CubicSchedule(s_init, s_final, begin_step,
+                                            end_step)
+    for layer in self.layers:
+      layer.set_block_size(block_size)
+
+  def target_sparsity(self) -> float:
+    return self.schedule(int(self.learner_step.numpy()))
+
+  def _starts_pruning(self, layer, target: float) -> bool:
+    return target > 0.0
+
+
+class GstController(CompressionController):
+  """GST: block-circulant from step 0, reward-aware hand-over to group pruning.
+
+  A layer leaves circulant form the first step the target sparsity reaches
+  s_shift * (1 - 1/B); from then on it is group-pruned (BxB groups) and stays
+  so even if the target later steps back below that threshold.
+  """
+
+  def __init__(self, layers: Sequence[layers_lib.CompressibleLinear],
+               block_size: int = 4, s_shift: float = 1.0, s_init: float = 0.0,
+               s_final: float = 0.9, begin_step: int = 0,
+               end_step: int = 100_000, reward_window: int = 5,
+               reward_delta: float = 0.1, step_back: float = 0.05,
+               patience: int = 3, granularity: str = 'block',
+               update_every: int = 100, dense_params: int = 0,
+               name: str = 'gst'):
+    circulant.check_block_size(block_size)
+    if not 0.0 < s_shift <= 1.0:
+      raise ValueError(f's_shift must be in (0, 1], got {s_shift!r}')
+    super().__init__(layers, granularity, update_every, dense_params, name)
+    self._s_shift = s_shift
+    self.clock = schedules.RewardAwareClock(
+        schedules.CubicSchedule(s_init, s_final, begin_step, end_step),
+        reward_window, reward_delta, step_back, patience)
+    for layer in self.layers:
+      layer.to_circulant(block_size)
+
+  def target_sparsity(self) -> float:
+    return self.clock.sparsity()
+
+  def observe_return(self, value: float) -> None:
+    self.clock.observe(value)
+
+  def _advance(self, steps: int) -> None:
+    self.clock.advance(steps)
+
+  def _starts_pruning(self, layer, target: float) -> bool:
+    circulant_cr = circulant.circulant_compression(layer.block_size)
+    return target >= self._s_shift * circulant_cr - _TOLERANCE
+
+  def report(self) -> dict:
+    row = super().report()
+    row['clock_paused'] = self.clock.paused
+    return row
+
+
+CONTROLLERS = {
+    'none': NoCompression,
+    'prune': IterativePruningController,
+    'gst': GstController,
+}
+
+
+def _knobs(cls) -> set:
+  params = inspect.signature(cls.__init__).parameters
+  return set(params) - {'self', 'layers'}
+
+
+def make_controller(kind: str, layers: Sequence[layers_lib.CompressibleLinear],
+                    **knobs) -> CompressionController:
+  """Builds a controller by name; knobs another kind uses are ignored.
+
+  Ignoring them lets one set of flags drive all three kinds; a knob no kind
+  knows, or a bad value for a knob this kind uses, raises ValueError.
+  """
+  if kind not in CONTROLLERS:
+    raise ValueError(f'compression kind must be one of {sorted(CONTROLLERS)}, '
+                     f'got {kind!r}')
+  known = set().union(*(_knobs(cls) for cls in CONTROLLERS.values()))
+  unknown = set(knobs) - known
+  if unknown:
+    raise ValueError(f'unknown compression knobs {sorted(unknown)}; '
+                     f'known: {sorted(known)}')
+  cls = CONTROLLERS[kind]
+  used = _knobs(cls)
+  return cls(layers, **{k: v for k, v in knobs.items() if k in used})

@@ -1,0 +1,227 @@
+"""A drop-in `snt.Linear` that carries its own compression constraint.
+
+The dense kernel `w` stays the single source of truth. Compression is a
+constraint re-imposed after every optimizer step (projected gradient descent):
+in the circulant phase `w` is replaced by its least-squares block-circulant
+projection, in the sparse phase it is multiplied by a binary mask. Learners
+keep their compiled step untouched; a controller calls `apply_constraint()`.
+
+All compression state (phase, block pattern, mask) lives in non-trainable
+tf.Variables on the layer, so tf.train.Checkpoint saves and restores it and
+the in-graph constraint picks its branch from variable values (changing phase
+never retraces).
+"""
+from typing import Iterable, Optional, Sequence
+
+import numpy as np
+import sonnet as snt
+import tensorflow as tf
+
+from quarl.compression import circulant
+from quarl.compression import masks
+from quarl.compression import transforms
+
+DENSE, CIRCULANT, SPARSE = 'dense', 'circulant', 'sparse'
+PHASES = (DENSE, CIRCULANT, SPARSE)
+
+# (block size, block4-friendly) per pattern index; one int variable selects it.
+_PATTERN_KEYS = ((2, False), (4, False), (8, False), (2, True))
+
+
+def _tie_pattern(key) -> circulant.TiePattern:
+  block_size, friendly = key
+  if friendly:
+    return transforms.friendly_b2_pattern()
+  return circulant.circulant_pattern(block_size)
+
+
+_PATTERNS = tuple(_tie_pattern(key) for key in _PATTERN_KEYS)
+
+
+class CompressibleLinear(snt.Linear):
+  """snt.Linear whose kernel can be held block-circulant or masked sparse.
+
+  Starts dense with block size 4. Variables are created on the first call,
+  exactly as for snt.Linear; phase changes requested earlier are honoured
+  then (the initial kernel is projected at build time). Besides the trainable
+  `w`/`b`, `.variables` holds three non-trainable ones (phase, pattern, mask).
+  """
+
+  def __init__(self,
+               output_size: int,
+               with_bias: bool = True,
+               w_init: Optional[snt.initializers.Initializer] = None,
+               b_init: Optional[snt.initializers.Initializer] = None,
+               name: Optional[str] = None):
+    super().__init__(output_size, with_bias=with_bias, w_init=w_init,
+                     b_init=b_init, name=name)
+    self._phase = tf.Variable(PHASES.index(DENSE), trainable=False,
+                              name='phase')
+    self._pattern = tf.Variable(_PATTERN_KEYS.index((4, False)),
+                                trainable=False, name='pattern')
+
+  @snt.once
+  def _initialize(self, inputs: tf.Tensor):
+    super()._initialize(inputs)
+    self.mask = tf.Variable(tf.ones(self.w.shape, self.w.dtype),
+                            trainable=False, name='mask')
+    self.apply_constraint()
+
+  @property
+  def built(self) -> bool:
+    return hasattr(self, 'mask')
+
+  @property
+  def phase(self) -> str:
+    return PHASES[int(self._phase.numpy())]
+
+  @property
+  def block_size(self) -> int:
+    return _PATTERN_KEYS[int(self._pattern.numpy())][0]
+
+  @property
+  def friendly(self) -> bool:
+    return _PATTERN_KEYS[int(self._pattern.numpy())][1]
+
+  def apply_constraint(self) -> None:
+    """Re-imposes the current phase's structure on `w`; tf.function-safe."""
+    self.w.assign(tf.switch_case(self._phase.read_value(), [
+        self.w.read_value,
+        self._circulant_kernel,
+        lambda: self.w * self.mask,
+    ]))
+
+  def _circulant_kernel(self) -> tf.Tensor:
+    return tf.switch_case(self._pattern.read_value(), [
+        lambda pattern=pattern: circulant.project_dense(self.w, pattern)
+        for pattern in _PATTERNS
+    ])
+
+  def to_circulant(self, block_size: int) -> float:
+    """Enters the circulant phase; returns the projection's weight shift."""
+    self._set_pattern(block_size, friendly=False)
+    self._phase.assign(PHASES.index(CIRCULANT))
+    return self._constrain_now()
+
+  def set_block_size(self, block_size: int, friendly: bool = False) -> float:
+    """Changes B (re-projecting now if circulant); returns the weight shift.
+
+    `friendly=True` (B=2 only) keeps the layer in the block4-friendly B2 form,
+    so a later move to B=4 is lossless. In the sparse phase B only sets the
+    group size of the next mask.
+    """
+    self._set_pattern(block_size, friendly)
+    return self._constrain_now()
+
+  def to_sparse(self, sparsity: float, granularity: str = 'block') -> float:
+    """(Re)builds the mask from current weights, applies it; returns shift."""
+    self._require_built()
+    self.mask.assign(masks.make_mask(self.w.numpy(), sparsity,
+                                     self.block_size, granularity))
+    self._phase.assign(PHASES.index(SPARSE))
+    return self._constrain_now()
+
+  def num_params(self) -> int:
+    """Kernel entries (the bias is never compressed and is counted as dense)."""
+    self._require_built()
+    return int(np.prod(self.w.shape))
+
+  def stored_params(self) -> int:
+    """Numbers the current phase needs to store the kernel."""
+    return int(self.stored_params_tensor().numpy())
+
+  def stored_params_tensor(self) -> tf.Tensor:
+    """`stored_params` as an int64 tensor, so controllers account in-graph."""
+    self._require_built()
+    circulant_counts = tf.constant(
+        [circulant.stored_count(self.w.shape, p) for p in _PATTERNS], tf.int64)
+    return tf.switch_case(self._phase.read_value(), [
+        lambda: tf.constant(self.num_params(), tf.int64),
+        lambda: tf.gather(circulant_counts, self._pattern),
+        lambda: tf.math.count_nonzero(self.mask, dtype=tf.int64),
+    ])
+
+  def compression_ratio(self) -> float:
+    """1 - stored/entries: 0 dense, 1 - 1/B circulant, sparsity when pruned."""
+    return 1.0 - self.stored_params() / self.num_params()
+
+  def _set_pattern(self, block_size: int, friendly: bool) -> None:
+    circulant.check_block_size(block_size)
+    if friendly and block_size != 2:
+      raise ValueError(
+          f'block4-friendly form is a B=2 form, got B={block_size}')
+    self._pattern.assign(_PATTERN_KEYS.index((block_size, friendly)))
+
+  def _constrain_now(self) -> float:
+    if not self.built:
+      return 0.0
+    before = self.w.numpy()
+    self.apply_constraint()
+    return transforms.weight_shift(before, self.w.numpy())
+
+  def _require_built(self) -> None:
+    if not self.built:
+      raise ValueError(f'{self.name} has no kernel yet: call it once (e.g. '
+                       'acme.tf.utils.create_variables) before compressing it')
+
+
+class CompressibleMLP(snt.Module):
+  """Linear layers with an activation between them, like snt.nets.MLP."""
+
+  def __init__(self, layers: Sequence[snt.Module], activation=tf.nn.relu,
+               activate_final: bool = False, name: Optional[str] = None):
+    super().__init__(name=name)
+    self.layers = tuple(layers)
+    self._activation = activation
+    self._activate_final = activate_final
+
+  @property
+  def compressible_layers(self) -> list:
+    return [l for l in self.layers if isinstance(l, CompressibleLinear)]
+
+  def __call__(self, inputs: tf.Tensor) -> tf.Tensor:
+    outputs = inputs
+    last = len(self.layers) - 1
+    for index, layer in enumerate(self.layers):
+      outputs = layer(outputs)
+      if index < last or self._activate_final:
+        outputs = self._activation(outputs)
+    return outputs
+
+
+def make_compressible_mlp(output_sizes: Sequence[int],
+                          w_init: Optional[snt.initializers.Initializer] = None,
+                          b_init: Optional[snt.initializers.Initializer] = None,
+                          with_bias: bool = True,
+                          activation=tf.nn.relu,
+                          activate_final: bool = False,
+                          dense_first: bool = True,
+                          dense_last: bool = True,
+                          name: str = 'mlp') -> CompressibleMLP:
+  """MLP whose first/last layers are plain snt.Linear and the rest compressible.
+
+  GST keeps input and output layers dense; pass `dense_last=False` when a
+  separate head follows the MLP so its last hidden layer is compressed too.
+  """
+  last = len(output_sizes) - 1
+
+  def make_layer(index, size):
+    dense = (index == 0 and dense_first) or (index == last and dense_last)
+    layer_type = snt.Linear if dense else CompressibleLinear
+    return layer_type(size, with_bias=with_bias, w_init=w_init, b_init=b_init,
+                      name=f'linear_{index}')
+
+  with tf.name_scope(name):
+    layers = [make_layer(i, size) for i, size in enumerate(output_sizes)]
+  return CompressibleMLP(layers, activation, activate_final, name=name)
+
+
+def dense_param_count(modules: Iterable[snt.Module],
+                      layers: Iterable[CompressibleLinear]) -> int:
+  """Trainable parameters of `modules` outside the compressible kernels.
+
+  This is what a controller needs (`dense_params`) to report whole-network CR.
+  """
+  total = sum(int(np.prod(v.shape)) for module in modules
+              for v in module.trainable_variables)
+  return total - sum(layer.num_params() for layer in layers)

@@ -1,0 +1,132 @@
+"""Sparsity schedules: Zhu & Gupta's cubic ramp and GST's reward-aware clock.
+
+The cubic schedule (Zhu & Gupta 2017, "To prune, or not to prune") prunes fast
+early and slowly near the end:
+    s(t) = s_f + (s_i - s_f) * (1 - (t - t0) / n)^3,  t clipped to [t0, t0 + n].
+
+GST does not feed it the learner step but its own clock, which only ticks
+while evaluation return holds (see `RewardAwareClock`).
+"""
+import dataclasses
+import math
+
+import numpy as np
+import tensorflow as tf
+
+from quarl.compression import masks
+
+
+@dataclasses.dataclass(frozen=True)
+class CubicSchedule:
+  """s_init -> s_final over [begin_step, end_step]; constant outside it."""
+  s_init: float = 0.0
+  s_final: float = 0.9
+  begin_step: int = 0
+  end_step: int = 100_000
+
+  def __post_init__(self):
+    masks.check_sparsity(self.s_init, 's_init')
+    masks.check_sparsity(self.s_final, 's_final')
+    if self.s_final < self.s_init:
+      raise ValueError(
+          f's_final ({self.s_final}) must be >= s_init ({self.s_init})')
+    if self.end_step <= self.begin_step:
+      raise ValueError(f'end_step ({self.end_step}) must be > begin_step '
+                       f'({self.begin_step})')
+
+  def __call__(self, step) -> float:
+    span = self.end_step - self.begin_step
+    progress = min(max((float(step) - self.begin_step) / span, 0.0), 1.0)
+    return self.s_final + (self.s_init - self.s_final) * (1.0 - progress) ** 3
+
+  def step_at(self, sparsity: float) -> int:
+    """Latest integer step whose target is <= `sparsity` (inverse of s)."""
+    if sparsity <= self.s_init:
+      return self.begin_step
+    if sparsity >= self.s_final:
+      return self.end_step
+    fraction_left = (sparsity - self.s_final) / (self.s_init - self.s_final)
+    remaining = fraction_left ** (1 / 3)
+    span = self.end_step - self.begin_step
+    return self.begin_step + math.floor(span * (1.0 - remaining))
+
+
+class RewardAwareClock(tf.Module):
+  """The cubic schedule's clock, gated by recent evaluation return.
+
+  * `advance(steps)` adds learner steps to the clock unless it is paused.
+  * `observe(value)` records an evaluation return. The moving average of the
+    last `window` returns (fewer until `window` have arrived) is compared with
+    the best moving average seen so far. It is *below* when it falls more than
+    `delta * |best|` under the best (delta is relative: 0.1 = 10% of |best|;
+    with best = 0 any drop below 0 counts). While the latest evaluation is
+    below, the clock is paused; an evaluation that holds resumes it.
+  * Every `patience` consecutive evaluations below, the target steps back by
+    `step_back`: the clock is moved back to the latest step whose scheduled
+    target is <= current target - step_back (never before `begin_step`), so
+    later ticks retrace the ramp from there. Masks rebuilt at the lower target
+    regrow pruned groups, which start at zero.
+  The best moving average is never reset, so a sustained drop keeps stepping
+  back until the return recovers or the target reaches s_init.
+  """
+
+  def __init__(self, schedule: CubicSchedule, window: int = 5,
+               delta: float = 0.1, step_back: float = 0.05, patience: int = 3,
+               name: str = 'reward_aware_clock'):
+    super().__init__(name=name)
+    if window < 1 or patience < 1:
+      raise ValueError(f'reward window ({window}) and patience ({patience}) '
+                       'must be >= 1')
+    if delta < 0:
+      raise ValueError(f'reward delta must be >= 0, got {delta}')
+    if not 0 < step_back < 1:
+      raise ValueError(f'step_back must be in (0, 1), got {step_back}')
+    self.schedule = schedule
+    self._window, self._delta = window, delta
+    self._step_back, self._patience = step_back, patience
+    self.tick = tf.Variable(0, dtype=tf.int64, trainable=False, name='tick')
+    self._returns = tf.Variable(tf.zeros([window], tf.float64), trainable=False,
+                                name='returns')
+    self._seen = tf.Variable(0, dtype=tf.int64, trainable=False, name='seen')
+    self._best = tf.Variable(-np.inf, dtype=tf.float64, trainable=False,
+                             name='best')
+    self._below = tf.Variable(0, dtype=tf.int64, trainable=False, name='below')
+
+  @property
+  def paused(self) -> bool:
+    return int(self._below.numpy()) > 0
+
+  @property
+  def best(self) -> float:
+    return float(self._best.numpy())
+
+  def sparsity(self) -> float:
+    return self.schedule(int(self.tick.numpy()))
+
+  def moving_average(self) -> float:
+    """Mean of the last `window` returns (nan before any)."""
+    seen = min(int(self._seen.numpy()), self._window)
+    if not seen:
+      return float('nan')
+    return float(np.mean(self._returns.numpy()[:seen]))
+
+  def advance(self, steps: int = 1) -> None:
+    if not self.paused:
+      self.tick.assign_add(steps)
+
+  def observe(self, value: float) -> None:
+    self._returns.scatter_nd_update(
+        [[int(self._seen.numpy()) % self._window]], [float(value)])
+    self._seen.assign_add(1)
+    average = self.moving_average()
+    self._best.assign(max(self.best, average))
+    if average < self.best - self._delta * abs(self.best):
+      self._below.assign_add(1)
+      if int(self._below.numpy()) % self._patience == 0:
+        self._move_back()
+    else:
+      self._below.assign(0)
+
+  def _move_back(self) -> None:
+    target = self.sparsity() - self._step_back
+    self.tick.assign(min(int(self.tick.numpy()), self.schedule.step_at(target)))

@@ -1,0 +1,104 @@
+"""gym 0.26 environments (new step API) behind QuaRL's environment contract.
+
+Acme 0.4.0's GymWrapper expects the old 4-tuple step API, hence this adapter.
+"""
+import functools
+from typing import Callable, List, Tuple
+
+from acme import specs
+import dm_env
+import numpy as np
+
+from quarl.envs import quiet
+
+
+def known_targets() -> List[str]:
+  """Every registered gym id, for validation and suggestions."""
+  return list(quiet.import_gym().envs.registry)
+
+
+def load(env_id: str, seed: int) -> dm_env.Environment:
+  """Makes gym env `env_id`; `seed` fixes the whole run's randomness."""
+  gym = quiet.import_gym()
+  with quiet.quiet_mujoco_compile():
+    environment = gym.make(env_id)
+  return GymEnvironment(environment, seed)
+
+
+def _action_spec_and_converter(space) -> Tuple[specs.Array, Callable]:
+  """The dm_env action spec of a gym action space and how to map back to it."""
+  spaces = quiet.import_gym().spaces
+  if isinstance(space, spaces.Discrete):
+    spec = specs.DiscreteArray(int(space.n), dtype=np.int32, name='action')
+    return spec, lambda action: int(action) + int(space.start)
+  if isinstance(space, spaces.Box):
+    spec = specs.BoundedArray(space.shape, np.float32, space.low, space.high,
+                              name='action')
+    return spec, lambda action: np.asarray(action, dtype=space.dtype)
+  raise ValueError(f'unsupported gym action space {space}: '
+                   'only Box and Discrete are')
+
+
+class GymEnvironment(dm_env.Environment):
+  """A gym env seen as a dm_env.Environment.
+
+  Observations are flattened to one float32 vector. gym's `terminated` ends
+  an episode with discount 0, while `truncated` (a TimeLimit) ends it with
+  discount 1 so TD targets still bootstrap from the cut-off state; when both
+  are set the episode really ended, so termination wins.
+  Only the first reset is seeded: later episodes differ from each other, yet
+  the whole run repeats for the same seed.
+  """
+
+  def __init__(self, environment, seed: int):
+    spaces = quiet.import_gym().spaces
+    self._environment = environment
+    self._pending_seed = seed
+    self._flatten = functools.partial(spaces.flatten,
+                                      environment.observation_space)
+    flat_space = spaces.flatten_space(environment.observation_space)
+    self._observation_spec = specs.Array(flat_space.shape, np.float32,
+                                         'observation')
+    self._action_spec, self._to_gym_action = _action_spec_and_converter(
+        environment.action_space)
+    environment.action_space.seed(seed)
+    self._reset_next_step = True
+
+  def _observation(self, observation) -> np.ndarray:
+    return np.asarray(self._flatten(observation), dtype=np.float32)
+
+  def reset(self) -> dm_env.TimeStep:
+    observation, _ = self._environment.reset(seed=self._pending_seed)
+    self._pending_seed = None
+    self._reset_next_step = False
+    return dm_env.restart(self._observation(observation))
+
+  def step(self, action) -> dm_env.TimeStep:
+    if self._reset_next_step:
+      return self.reset()
+    observation, reward, terminated, truncated, _ = self._environment.step(
+        self._to_gym_action(action))
+    self._reset_next_step = terminated or truncated
+    if terminated:
+      step_type, discount = dm_env.StepType.LAST, 0.0
+    elif truncated:
+      step_type, discount = dm_env.StepType.LAST, 1.0
+    else:
+      step_type, discount = dm_env.StepType.MID, 1.0
+    return dm_env.TimeStep(step_type, np.float32(reward), np.float32(discount),
+                           self._observation(observation))
+
+  def observation_spec(self) -> specs.Array:
+    return self._observation_spec
+
+  def action_spec(self) -> specs.Array:
+    return self._action_spec
+
+  def reward_spec(self) -> specs.Array:
+    return specs.Array((), np.float32, 'reward')
+
+  def discount_spec(self) -> specs.BoundedArray:
+    return specs.BoundedArray((), np.float32, 0.0, 1.0, 'discount')
+
+  def close(self) -> None:
+    self._environment.close()

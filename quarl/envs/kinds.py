@@ -1,0 +1,30 @@
+"""Whether an environment wants discrete or continuous actions.
+
+Agents declare the kind they handle (DQN discrete; D4PG and TD3 continuous);
+checking it up front turns a shape error deep in a learner into a clear one.
+"""
+from typing import Union
+
+from acme import specs
+import dm_env
+import numpy as np
+
+
+def action_kind(
+    environment_or_spec: Union[dm_env.Environment, specs.EnvironmentSpec]
+) -> str:
+  """'discrete' for a DiscreteArray action, 'continuous' for float bounds."""
+  if isinstance(environment_or_spec, specs.EnvironmentSpec):
+    action_spec = environment_or_spec.actions
+  elif isinstance(environment_or_spec, dm_env.Environment):
+    action_spec = environment_or_spec.action_spec()
+  else:
+    raise TypeError('expected a dm_env.Environment or acme EnvironmentSpec, '
+                    f'got {type(environment_or_spec).__name__}')
+  if isinstance(action_spec, specs.DiscreteArray):
+    return 'discrete'
+  if (isinstance(action_spec, specs.BoundedArray) and
+      np.issubdtype(action_spec.dtype, np.floating)):
+    return 'continuous'
+  raise ValueError(f'action spec {action_spec} is neither a DiscreteArray nor '
+                   'a float BoundedArray')

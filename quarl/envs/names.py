@@ -1,0 +1,81 @@
+"""Environment names: `dm_control:DOMAIN:TASK` or `gym:ID`.
+
+One string names an environment everywhere (flags, config.json, run dirs), so
+a typo should fail fast, before any node of a distributed program starts, and
+say what was probably meant.
+"""
+import difflib
+from typing import Callable, Dict, List, NamedTuple, Tuple
+
+import dm_env
+
+from quarl.envs import dm_control_env
+from quarl.envs import gym_env
+
+_MAX_SUGGESTIONS = 5
+
+
+class Scheme(NamedTuple):
+  usage: str
+  known_targets: Callable[[], List[str]]
+  load: Callable[[str, int], dm_env.Environment]
+
+
+SCHEMES: Dict[str, Scheme] = {
+    'dm_control': Scheme('dm_control:DOMAIN:TASK', dm_control_env.known_targets,
+                         dm_control_env.load),
+    'gym': Scheme('gym:ID', gym_env.known_targets, gym_env.load),
+}
+
+
+class EnvironmentNameError(ValueError):
+  """A name no scheme knows; the one-line message lists likely fixes."""
+
+
+def parse_environment_name(name: str) -> Tuple[str, str]:
+  """Splits a known name into (scheme, target) without building the env."""
+  scheme, _, target = name.partition(':')
+  if scheme in SCHEMES and target in SCHEMES[scheme].known_targets():
+    return scheme, target
+  raise EnvironmentNameError(_message(name))
+
+
+def validate_environment_name(name: str) -> None:
+  """Raises EnvironmentNameError unless `name` names a known environment."""
+  parse_environment_name(name)
+
+
+def _suggestions(name: str) -> List[str]:
+  """Close matches, searched within the name's scheme when it has a known one.
+
+  With an unknown scheme the whole name and the part after the first ':' are
+  both tried against every scheme, so 'Pendulum-v1' and 'gymnasium:Pendulum-v1'
+  both point at 'gym:Pendulum-v1'.
+  """
+  scheme, separator, target = name.partition(':')
+  if scheme in SCHEMES:
+    queries, schemes = [target], [scheme]
+  else:
+    queries = [name, target] if separator else [name]
+    schemes = list(SCHEMES)
+  by_lowercase = {
+      known.lower(): f'{candidate_scheme}:{known}'
+      for candidate_scheme in schemes
+      for known in SCHEMES[candidate_scheme].known_targets()
+  }
+  suggestions = []
+  for query in queries:
+    for match in difflib.get_close_matches(query.lower(), by_lowercase,
+                                           n=_MAX_SUGGESTIONS):
+      if by_lowercase[match] not in suggestions:
+        suggestions.append(by_lowercase[match])
+  return suggestions[:_MAX_SUGGESTIONS]
+
+
+def _message(name: str) -> str:
+  usages = ', '.join(scheme.usage for scheme in SCHEMES.values())
+  message = f'unknown environment {name!r}; schemes: {usages}'
+  suggestions = _suggestions(name)
+  if suggestions:
+    message += f"; did you mean: {', '.join(suggestions)}"
+  return message

@@ -1,0 +1,114 @@
+"""Turns a Sonnet/TF policy into a TFLite flatbuffer at a chosen precision.
+
+ActorQ's actors explore with a quantized copy of the learner's fp32 policy.
+Post-training quantization needs *representative* inputs to pick int8 ranges:
+we take them from real observations (replay or env rollouts), never noise,
+because activation ranges on noise are not the ranges the actor will see.
+"""
+import dataclasses
+import time
+from typing import Callable, Optional
+
+import numpy as np
+import tensorflow as tf
+
+from quarl.actors.litert_policy import LiteRTPolicy
+
+# `fp32` here is TFLite fp32; the stock-TF baseline (`fp32_tf`) never converts.
+PRECISIONS = ('fp32', 'fp16', 'dynamic_int8', 'int8')
+
+
+class NonFiniteWeightsError(ValueError):
+  """The policy holds NaN/Inf weights; publishing it would poison every actor."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ConvertedModel:
+  """One conversion's result and how faithful it is to the fp32 policy."""
+  precision: str
+  model_bytes: bytes
+  convert_s: float
+  max_abs_err: float
+  # Fraction of held observations whose argmax output differs from fp32; the
+  # number that matters for greedy discrete (DQN) policies.
+  argmax_mismatch: float
+
+
+def _check_finite(variables) -> None:
+  for variable in variables:
+    if not np.all(np.isfinite(variable.numpy())):
+      raise NonFiniteWeightsError(
+          f'refusing to convert: variable {variable.name!r} holds NaN/Inf')
+
+
+def _make_converter(concrete_fn, module, precision: str,
+                    representative_obs: np.ndarray):
+  converter = tf.lite.TFLiteConverter.from_concrete_functions(
+      [concrete_fn], module)
+  if precision == 'fp32':
+    return converter
+  converter.optimizations = [tf.lite.Optimize.DEFAULT]
+  if precision == 'fp16':
+    converter.target_spec.supported_types = [tf.float16]
+  elif precision == 'int8':
+    # Full integer: every op int8 (float in/out stays for the env interface).
+    converter.representative_dataset = lambda: (
+        [row[None, :]] for row in representative_obs)
+    converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+  return converter
+
+
+def convert_policy(policy: Callable[[tf.Tensor], tf.Tensor],
+                   variables,
+                   observation_size: int,
+                   precision: str,
+                   representative_obs: np.ndarray,
+                   held_obs: Optional[np.ndarray] = None) -> ConvertedModel:
+  """Converts `policy` (batch-1 float32 obs -> float32 output) to TFLite.
+
+  Args:
+    policy: the deterministic fp32 policy (or Q-network) to export.
+    variables: the variables `policy` reads; checked for NaN/Inf first.
+    observation_size: length of the flat observation vector.
+    precision: one of PRECISIONS.
+    representative_obs: [N, observation_size] real observations for int8
+      calibration (ignored by the other precisions).
+    held_obs: observations NOT used for calibration, for the error report;
+      defaults to `representative_obs`.
+
+  Raises:
+    ValueError: unknown precision or empty calibration data.
+    NonFiniteWeightsError: NaN/Inf in `variables`.
+  """
+  if precision not in PRECISIONS:
+    raise ValueError(
+        f'unknown precision {precision!r}; choose from {", ".join(PRECISIONS)}')
+  representative_obs = np.asarray(representative_obs, np.float32)
+  if representative_obs.ndim != 2 or not len(representative_obs):
+    raise ValueError('representative_obs must be a non-empty [N, obs] array')
+  _check_finite(variables)
+  held_obs = representative_obs if held_obs is None else np.asarray(
+      held_obs, np.float32)
+
+  module = tf.Module()
+  module.policy_variables = list(variables)
+  module.serve = tf.function(
+      policy,
+      input_signature=[tf.TensorSpec([1, observation_size], tf.float32)])
+  start = time.perf_counter()
+  model_bytes = _make_converter(module.serve.get_concrete_function(), module,
+                                precision, representative_obs).convert()
+  convert_s = time.perf_counter() - start
+
+  reference = np.stack([policy(tf.constant(o[None]))[0].numpy()
+                        for o in held_obs])
+  runner = LiteRTPolicy(model_bytes)
+  quantized = np.stack([runner(o) for o in held_obs])
+  return ConvertedModel(
+      precision=precision,
+      model_bytes=model_bytes,
+      convert_s=convert_s,
+      max_abs_err=float(np.max(np.abs(quantized - reference))),
+      argmax_mismatch=float(np.mean(
+          np.argmax(quantized, -1) != np.argmax(reference, -1))),
+  )

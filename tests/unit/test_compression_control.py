@@ -1,0 +1,195 @@
+"""Schedules, reward-aware clock, controllers (hand-over, CR, checkpoints)."""
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from quarl.compression import circulant
+from quarl.compression import controller
+from quarl.compression import layers
+from quarl.compression import schedules
+
+
+def _layers(*shapes):
+  built = []
+  for n, m in shapes:
+    layer = layers.CompressibleLinear(m)
+    layer(tf.zeros([1, n]))
+    built.append(layer)
+  return built
+
+
+def test_cubic_schedule_and_inverse():
+  schedule = schedules.CubicSchedule(0.1, 0.9, begin_step=10, end_step=110)
+  assert schedule(0) == schedule(10) == pytest.approx(0.1)
+  assert schedule(60) == pytest.approx(0.9 - 0.8 * 0.5 ** 3)
+  assert schedule(110) == schedule(500) == pytest.approx(0.9)
+  assert all(schedule(t) <= schedule(t + 1) for t in range(120))
+  for target in (0.2, 0.5, 0.85):
+    step = schedule.step_at(target)
+    assert schedule(step) <= target < schedule(step + 1)
+  assert schedule.step_at(0.05) == 10 and schedule.step_at(0.95) == 110
+
+
+def test_clock_advances_on_rising_return():
+  clock = schedules.RewardAwareClock(schedules.CubicSchedule(0.0, 0.9, 0, 100))
+  for value in range(1, 11):
+    clock.observe(float(value))
+    clock.advance(2)
+  assert not clock.paused and int(clock.tick.numpy()) == 20
+
+
+def test_clock_pauses_then_steps_back_on_falling_return():
+  clock = schedules.RewardAwareClock(
+      schedules.CubicSchedule(0.0, 0.9, 0, 100), window=2, delta=0.1,
+      step_back=0.1, patience=3)
+  clock.observe(100.0)
+  clock.advance(50)
+  s_before = clock.sparsity()
+  clock.observe(60.0)  # moving average 80 < 100 - 10: paused
+  assert clock.paused
+  clock.advance(5)
+  assert int(clock.tick.numpy()) == 50
+  clock.observe(60.0)  # second below
+  assert clock.sparsity() == s_before
+  clock.observe(60.0)  # third below (= patience): step back
+  stepped = clock.sparsity()
+  tick = int(clock.tick.numpy())
+  assert stepped <= s_before - 0.1 < clock.schedule(tick + 1)
+  assert clock.best == 100.0
+  clock.observe(200.0)  # average (60 + 200) / 2 = 130 > best: resumes
+  assert not clock.paused
+  clock.advance(1)
+  assert int(clock.tick.numpy()) == tick + 1
+
+
+def test_clock_with_negative_returns_uses_relative_delta():
+  clock = schedules.RewardAwareClock(schedules.CubicSchedule(), window=1,
+                                     delta=0.1)
+  clock.observe(-100.0)
+  clock.observe(-109.0)  # within 10% of |best|
+  assert not clock.paused
+  clock.observe(-111.0)
+  assert clock.paused
+
+
+@pytest.mark.parametrize('block', [2, 4])
+@pytest.mark.parametrize('s_shift', [0.25, 1.0])
+def test_hand_over_happens_at_s_shift_target(block, s_shift):
+  threshold = s_shift * (1 - 1 / block)
+  ctl = controller.GstController(_layers((16, 16), (16, 8)), block_size=block,
+                                 s_shift=s_shift, s_final=0.9, begin_step=0,
+                                 end_step=100, update_every=1000)
+  schedule = ctl.clock.schedule
+  hand_over = next(t for t in range(101) if schedule(t) >= threshold)
+  ctl.after_optimizer_step(hand_over - 1)
+  assert ctl.report()['phase'] == layers.CIRCULANT
+  assert ctl.report()['compressed_cr'] == 1 - 1 / block
+  ctl.after_optimizer_step(hand_over)
+  report = ctl.report()
+  assert report['phase'] == layers.SPARSE
+  target = schedule(hand_over)
+  assert report['target_sparsity'] == target
+  for layer in ctl.layers:
+    one_group = block**2 / layer.num_params()
+    assert target - one_group < layer.compression_ratio() <= target
+
+
+def test_gst_cr_from_step_zero_while_pruning_starts_dense():
+  knobs = dict(s_final=0.9, begin_step=5, end_step=50, block_size=4)
+  gst = controller.make_controller('gst', _layers((16, 16)), **knobs)
+  prune = controller.make_controller('prune', _layers((16, 16)), **knobs)
+  for ctl in (gst, prune):
+    ctl.after_optimizer_step(1)
+  assert gst.report()['compressed_cr'] >= 0.75
+  assert gst.report()['average_cr'] >= 0.75
+  assert prune.report()['compressed_cr'] == 0.0
+  assert prune.report()['average_cr'] == 0.0
+  assert prune.report()['phase'] == layers.DENSE
+  prune.after_optimizer_step(30)
+  assert prune.report()['phase'] == layers.SPARSE
+  assert 0.0 < prune.report()['compressed_cr'] <= prune.target_sparsity()
+
+
+def test_report_cr_accounting_is_exact():
+  built = _layers((8, 8), (16, 8))  # 64 + 128 kernel entries
+  ctl = controller.GstController(built, block_size=4, dense_params=100,
+                                 begin_step=10, end_step=20)
+  ctl.after_optimizer_step(2)
+  built[1].to_sparse(0.5)  # 64 of 128 stored
+  ctl.after_optimizer_step(4)
+  report = ctl.report()
+  stored = 16 + 64
+  assert report['compressed_cr'] == pytest.approx(1 - stored / 192)
+  assert report['network_cr'] == pytest.approx((192 - stored) / 292)
+  assert report['average_cr'] == pytest.approx(
+      (2 * 0.75 + 2 * (1 - stored / 192)) / 4)
+  assert report['cr/compressible_linear'] == 0.75
+  assert report['cr/compressible_linear_1'] == 0.5
+  assert report['phase'] == 'mixed' and report['learner_step'] == 4
+
+
+def test_checkpoint_round_trips_controller_state(tmp_path):
+
+  def build(call=True):
+    mlp = layers.make_compressible_mlp([8, 8, 8, 2])
+    if call:
+      mlp(tf.zeros([1, 3]))
+    return mlp, controller.GstController(
+        mlp.compressible_layers, block_size=2, s_final=0.8, begin_step=0,
+        end_step=10, reward_window=2, patience=2)
+
+  _, ctl = build()
+  for step in range(1, 9):
+    ctl.after_optimizer_step(step)
+  ctl.observe_return(10.0)
+  ctl.observe_return(1.0)
+  path = tf.train.Checkpoint(gst=ctl).save(str(tmp_path / 'ckpt'))
+  saved = ctl.report()
+  saved_masks = [layer.mask.numpy() for layer in ctl.layers]
+
+  _, fresh = build()
+  assert fresh.report()['phase'] == layers.CIRCULANT
+  tf.train.Checkpoint(gst=fresh).restore(path).assert_consumed()
+  assert fresh.report() == saved
+  assert saved['phase'] == layers.SPARSE and saved['clock_paused']
+  for layer, mask in zip(fresh.layers, saved_masks):
+    np.testing.assert_array_equal(layer.mask.numpy(), mask)
+    assert layer.block_size == 2
+  assert fresh.clock.best == ctl.clock.best
+  assert fresh.clock.moving_average() == ctl.clock.moving_average()
+  fresh.after_optimizer_step(9)  # paused: the clock does not move
+  assert int(fresh.clock.tick.numpy()) == int(ctl.clock.tick.numpy())
+
+  # Restoring before the first call (variables created later) works too.
+  mlp, late = build(call=False)
+  status = tf.train.Checkpoint(gst=late).restore(path)
+  mlp(tf.zeros([1, 3]))
+  status.assert_consumed()
+  assert late.report() == saved
+
+
+@pytest.mark.parametrize('kind,knobs', [
+    ('sparse', {}),
+    ('gst', dict(block_size=3)),
+    ('gst', dict(s_shift=0.0)),
+    ('gst', dict(s_shift=1.5)),
+    ('gst', dict(s_final=1.0)),
+    ('prune', dict(s_init=-0.1)),
+    ('prune', dict(begin_step=10, end_step=10)),
+    ('gst', dict(granularity='row')),
+    ('none', dict(blok_size=4)),
+])
+def test_make_controller_rejects_bad_knobs(kind, knobs):
+  with pytest.raises(ValueError):
+    controller.make_controller(kind, _layers((4, 4)), **knobs)
+
+
+def test_make_controller_kinds_share_interface():
+  for kind in ('none', 'prune', 'gst'):
+    ctl = controller.make_controller(kind, _layers((8, 8)), block_size=4,
+                                     s_shift=0.5, reward_delta=0.2)
+    ctl.observe_return(1.0)
+    ctl.after_optimizer_step(1)
+    assert {'learner_step', 'phase', 'target_sparsity', 'compressed_cr',
+            'network_cr', 'average_cr'} <= set(ctl.report())
+  assert circulant.circulant_compression(4) == 0.75
