@@ -94,6 +94,11 @@ class Agent(abc.ABC):
 
 
 def observations_from_transitions(samples: Sequence) -> np.ndarray:
-  """Flat float32 observations out of Reverb transition samples."""
-  return np.stack([np.asarray(s.data.observation, np.float32).reshape(-1)
+  """Flat float32 observations out of Reverb transition samples.
+
+  Samples read with emit_timesteps=False hold the flattened Transition
+  (observation, action, reward, discount, next_observation, ...); our
+  environments have one flat observation array, so it is field 0.
+  """
+  return np.stack([np.asarray(s.data[0], np.float32).reshape(-1)
                    for s in samples])

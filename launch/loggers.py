@@ -2,13 +2,14 @@
 import os
 
 from acme.utils import loggers
+from acme.utils.loggers import tf_summary
 
 
 def make_logger(run_dir: str, label: str,
                 time_delta_s: float = 10.0) -> loggers.Logger:
   """run_dir/logs/<label>/logs.csv and TensorBoard run_dir/tensorboard."""
   csv_logger = loggers.CSVLogger(run_dir, label=label, add_uid=False)
-  summary = loggers.TFSummaryLogger(os.path.join(run_dir, 'tensorboard'),
+  summary = tf_summary.TFSummaryLogger(os.path.join(run_dir, 'tensorboard'),
                                     label=label, steps_key=f'{label}_steps')
   return loggers.TimeFilter(
       loggers.Dispatcher([csv_logger, summary], serialize_fn=None),

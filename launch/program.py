@@ -8,8 +8,10 @@ With --actor_precision=fp32_tf there is no quantizer: actors and evaluator
 pull variables straight from the learner (stock Acme).
 """
 import functools
+import os
 
 import launchpad as lp
+import reverb
 from acme.utils import counting
 
 from launch.config import RunConfig
@@ -24,10 +26,18 @@ def _replay_tables(config: RunConfig):
   return common.make_agent(config).replay_tables()
 
 
+def _replay_checkpointer(config: RunConfig):
+  """Reverb otherwise creates a checkpoint dir under /tmp; keep it ours."""
+  return reverb.checkpointers.DefaultCheckpointer(
+      os.path.join(config.run_dir, 'replay_checkpoints'))
+
+
 def build_program(config: RunConfig) -> lp.Program:
   program = lp.Program(name=f'{config.agent}_{config.actor_precision}')
   with program.group('replay'):
-    replay = program.add_node(lp.ReverbNode(functools.partial(_replay_tables, config)))
+    replay = program.add_node(lp.ReverbNode(
+        functools.partial(_replay_tables, config),
+        functools.partial(_replay_checkpointer, config)))
   with program.group('counter'):
     counter = program.add_node(lp.CourierNode(counting.Counter))
   with program.group('learner'):

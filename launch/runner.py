@@ -18,6 +18,7 @@ from launch import progress
 from launch import run_dir as run_dir_lib
 from launch import summary as summary_lib
 from launch.config import RunConfig
+from launch.nodes import common
 from launch.program import build_program
 
 EXIT_OK, EXIT_FAILED, EXIT_INTERRUPTED = 0, 1, 130
@@ -70,6 +71,10 @@ def _budget_reached(config: RunConfig) -> bool:
 def _launch_and_wait(config: RunConfig) -> Tuple[str, str]:
   """Returns (status, detail) once every node has exited."""
   os.environ.update(_NODE_ENVIRONMENT)
+  # Node temp files (TFLite conversion scratch SavedModels) stay in run_dir.
+  node_tmp = os.path.join(config.run_dir, 'tmp')
+  os.makedirs(node_tmp, exist_ok=True)
+  os.environ['TMPDIR'] = node_tmp
   program = build_program(config)
   if config.launch_type == 'local_mt':
     manager = lp.launch(program, launch_type='local_mt',
@@ -81,7 +86,20 @@ def _launch_and_wait(config: RunConfig) -> Tuple[str, str]:
     manager.wait()
   except RuntimeError as error:  # A node died: Launchpad stopped the rest.
     return 'failed', str(error).splitlines()[0][:300]
+  failed_nodes = _failed_nodes(config)
+  if failed_nodes:
+    return 'failed', (f'node(s) {", ".join(failed_nodes)} raised; see '
+                      f'{common.NODE_ERRORS_LOG}')
   return ('completed', '') if _budget_reached(config) else ('interrupted', '')
+
+
+def _failed_nodes(config: RunConfig):
+  path = os.path.join(config.run_dir, common.NODE_ERRORS_LOG)
+  if not os.path.exists(path):
+    return []
+  with open(path) as handle:
+    return sorted({line.split()[1] for line in handle
+                   if line.startswith('=== ')})
 
 
 def run(config: RunConfig, show_progress: bool = True,

@@ -31,7 +31,7 @@ _NUM_ACTORS = flags.DEFINE_integer('num_actors', 2, 'Actor processes.')
 _POLICY_LAYERS = flags.DEFINE_string(
     'policy_layers', '256,256,256', 'Hidden widths of the policy MLP.')
 _CRITIC_LAYERS = flags.DEFINE_string(
-    'critic_layers', '512,512,256', 'Hidden widths of the critic MLP.')
+    'critic_layers', '256,256', 'Hidden widths of the critic MLP.')
 _MAX_SECONDS = flags.DEFINE_float('max_seconds', 180.0, 'Wall-clock budget.')
 _MAX_ACTOR_STEPS = flags.DEFINE_integer(
     'max_actor_steps', None, 'Env-step budget over all actors (optional).')
@@ -44,7 +44,7 @@ _OVERWRITE = flags.DEFINE_bool('overwrite', False,
                                'Replace a non-empty --run_dir.')
 _RESUME = flags.DEFINE_bool(
     'resume', False, 'Continue the learner from --run_dir\'s checkpoint.')
-_EVAL_EPISODES = flags.DEFINE_integer('eval_episodes', 1,
+_EVAL_EPISODES = flags.DEFINE_integer('eval_episodes', 3,
                                       'Episodes per evaluation.')
 _LAUNCH_TYPE = flags.DEFINE_string(
     'launch_type', 'local_mp', f'{cli.LAUNCH_TYPES}: processes or threads.')

@@ -15,6 +15,7 @@ from acme.tf import networks as acme_networks
 from acme.tf import variable_utils
 
 from agents import interface
+from agents import reverb_compat
 from agents.d4pg import networks
 from agents.d4pg.config import D4PGConfig
 from quarl.actors import exploration as exploration_lib
@@ -56,7 +57,7 @@ class D4PGAgent(interface.Agent):
 
   def make_adder(self, replay_client: reverb.Client) -> adders.Adder:
     return reverb_adders.NStepTransitionAdder(
-        client=replay_client,
+        client=reverb_compat.AdderClient(replay_client),
         n_step=self.config.n_step,
         discount=self.config.discount,
         priority_fns={REPLAY_TABLE: None, interface.CALIBRATION_TABLE: None})

@@ -6,12 +6,12 @@ from typing import Sequence
 @dataclasses.dataclass
 class D4PGConfig:
   policy_layers: Sequence[int] = (256, 256, 256)
-  critic_layers: Sequence[int] = (512, 512, 256)
+  critic_layers: Sequence[int] = (256, 256)
   batch_size: int = 256
   n_step: int = 5
   discount: float = 0.99
-  policy_learning_rate: float = 1e-4
-  critic_learning_rate: float = 1e-4
+  policy_learning_rate: float = 3e-4
+  critic_learning_rate: float = 1e-3
   target_update_period: int = 100
   min_replay_size: int = 1000
   max_replay_size: int = 1_000_000

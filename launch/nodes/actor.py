@@ -22,6 +22,10 @@ def make_policy_actor(agent, config: RunConfig, model_source, adder,
   if not config.quantized:
     return agent.make_tf_actor(model_source, adder, exploration), None
   refresher = actors.ModelRefresher(model_source.get_model).start()
+  while not refresher.wait_for_first_model(1.0):
+    if common.stop_requested():
+      refresher.stop()
+      return None, None
   behaviour = agent.behaviour(exploration, rng)
   return actors.LiteRTActor(refresher, behaviour, adder), refresher
 
@@ -38,7 +42,11 @@ class ActorNode:
     self._actor_id = actor_id
 
   def run(self) -> None:
+    common.guarded(f'actor_{self._actor_id}', self._config, self._run)
+
+  def _run(self) -> None:
     config, actor_id = self._config, self._actor_id
+    common.exit_after_stop(config)
     seed = common.node_seed(config, 100 + actor_id)
     split = actors.TimeSplit()
     environment = actors.TimedEnvironment(
@@ -48,6 +56,8 @@ class ActorNode:
     actor, refresher = make_policy_actor(
         agent, config, self._model_source, agent.make_adder(self._replay),
         exploration, np.random.default_rng(seed))
+    if actor is None:  # Stopped before the first model arrived.
+      return
     loop = acme.EnvironmentLoop(
         environment, actors.TimedActor(actor, split),
         counting.Counter(self._counter, 'actor'), loggers.NoOpLogger())

@@ -1,6 +1,8 @@
 """Small pieces every node needs: its agent, environment, clock and stop."""
 import os
+import threading
 import time
+from typing import Callable, Optional
 
 import launchpad as lp
 import numpy as np
@@ -8,6 +10,9 @@ import numpy as np
 from agents import registry
 from launch.config import RunConfig
 from quarl import envs
+
+
+NODE_ERRORS_LOG = 'node_errors.log'
 
 
 def make_agent(config: RunConfig, environment=None):
@@ -36,3 +41,47 @@ def node_seed(config: RunConfig, offset: int) -> int:
 
 def run_path(config: RunConfig, name: str) -> str:
   return os.path.join(config.run_dir, name)
+
+
+def exit_after_stop(config: RunConfig, grace_s: float = 5.0,
+                    before_exit: Optional[Callable[[], None]] = None) -> None:
+  """Ends this node process `grace_s` after a stop request, even when it is
+  blocked inside Reverb (a rate-limited insert or sample never returns once
+  its peers have stopped). Every CSV row is already on disk (unbuffered
+  appends), so a hard exit loses nothing; `before_exit` may save state.
+  Only for local_mp: under local_mt the nodes share the launcher's process.
+  """
+  if config.launch_type != 'local_mp':
+    return
+  stop_event = lp.stop_event()  # Only reachable from the node's own thread.
+
+  def watch():
+    stop_event.wait()
+    time.sleep(grace_s)
+    if before_exit:
+      before_exit()
+    os._exit(0)  # pylint: disable=protected-access
+
+  threading.Thread(target=watch, daemon=True, name='stop-watchdog').start()
+
+
+def report_failure_and_stop(config: RunConfig, node_name: str,
+                            error: BaseException) -> None:
+  """A node that raises records why in run_dir/node_errors.log and stops the
+  whole program: with the current-terminal launcher Launchpad cannot see a
+  node's exit status, and peers would otherwise wait on it forever."""
+  import traceback  # pylint: disable=g-import-not-at-top
+  text = ''.join(traceback.format_exception(type(error), error,
+                                            error.__traceback__))
+  with open(run_path(config, NODE_ERRORS_LOG), 'a') as handle:
+    handle.write(f'=== {node_name} at {wall_time_s(config):.1f}s\n{text}\n')
+  lp.stop()
+
+
+def guarded(node_name: str, config: RunConfig, run_fn: Callable[[], None]):
+  """Runs a node's main loop; failures are recorded and stop the program."""
+  try:
+    run_fn()
+  except Exception as error:  # pylint: disable=broad-except
+    report_failure_and_stop(config, node_name, error)
+    raise

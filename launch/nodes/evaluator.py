@@ -34,13 +34,19 @@ class EvaluatorNode:
                 counts.get('actor_steps', 0) >= config.max_actor_steps)
 
   def run(self) -> None:
+    common.guarded('evaluator', self._config, self._run)
+
+  def _run(self) -> None:
     config = self._config
+    common.exit_after_stop(config)
     seed = common.node_seed(config, 99)
     environment = envs.make_environment(config.env, seed)
     agent = common.make_agent(config, environment)
     actor, refresher = actor_node.make_policy_actor(
         agent, config, self._model_source, None, 0.0,
         np.random.default_rng(seed))
+    if actor is None:  # Stopped before the first model arrived.
+      return
     loop = acme.EnvironmentLoop(environment, actor, logger=loggers.NoOpLogger())
     evaluations = run_dir_lib.CsvAppender(
         common.run_path(config, run_dir_lib.EVALUATOR_CSV),

@@ -16,6 +16,10 @@ class LearnerNode:
 
   def __init__(self, replay, counter, config: RunConfig):
     self._config = config
+    common.guarded('learner', config,
+                   lambda: self._build(replay, counter, config))
+
+  def _build(self, replay, counter, config: RunConfig) -> None:
     agent = common.make_agent(config)
     tf.random.set_seed(config.seed)
     self._bundle = agent.make_learner(
@@ -37,6 +41,10 @@ class LearnerNode:
     return self._manager.save()
 
   def run(self) -> None:
+    common.guarded('learner', self._config, self._run)
+
+  def _run(self) -> None:
+    common.exit_after_stop(self._config, before_exit=self.save)
     last_save = time.time()
     while not common.stop_requested():
       self._learner.step()

@@ -73,8 +73,8 @@ class QuantizerNode:
     wanted = CALIBRATION_SAMPLES + HELD_OUT_SAMPLES
     if size < wanted:
       return fallback, 'rollout'
-    samples = [s[0] for s in self._replay.sample(
-        interface.CALIBRATION_TABLE, num_samples=wanted)]
+    samples = list(self._replay.sample(
+        interface.CALIBRATION_TABLE, num_samples=wanted, emit_timesteps=False))
     return interface.observations_from_transitions(samples), 'replay'
 
   def _learner_steps(self) -> int:
@@ -87,7 +87,11 @@ class QuantizerNode:
     return self._learner_steps() - last_steps >= period.value
 
   def run(self) -> None:
+    common.guarded('quantizer', self._config, self._run)
+
+  def _run(self) -> None:
     config = self._config
+    common.exit_after_stop(config)
     agent = common.make_agent(config)
     policy = agent.export_policy()
     rng = np.random.default_rng(common.node_seed(config, 7))

@@ -42,13 +42,13 @@ class ModelRefresher:
   def policy(self) -> LiteRTPolicy:
     return self._policy
 
-  def start(self, first_model_timeout_s: float = 600.0) -> 'ModelRefresher':
-    """Starts polling and blocks until a first model is loaded."""
+  def start(self) -> 'ModelRefresher':
     self._thread.start()
-    if not self._ready.wait(first_model_timeout_s):
-      raise TimeoutError(
-          f'no loadable model within {first_model_timeout_s:.0f}s')
     return self
+
+  def wait_for_first_model(self, timeout_s: float) -> bool:
+    """True once a model is loaded; False if none arrived within timeout_s."""
+    return self._ready.wait(timeout_s)
 
   def stop(self) -> None:
     self._stop.set()
