@@ -48,12 +48,16 @@ def parse_layers(flag: str, text: str) -> tuple:
   return layers
 
 
-def make_agent_config(agent: str, overrides: Dict[str, Any]):
-  """Agent config dataclass with the given non-None fields replaced."""
-  _, config_class = registry()[agent]
-  names = {f.name for f in dataclasses.fields(config_class)}
-  return config_class(**{k: v for k, v in overrides.items()
-                         if v is not None and k in names})
+def make_agent_config(agent: str, env: str, overrides: Dict[str, Any]):
+  """The agent's config for `env`, with the given non-None values replaced.
+
+  Overrides an agent has no field for are ignored, so one flag set serves
+  every agent (e.g. --policy_layers means nothing to DQN).
+  """
+  _, config_for_env = registry()[agent]
+  names = {f.name for f in dataclasses.fields(config_for_env(env))}
+  return config_for_env(env, **{k: v for k, v in overrides.items()
+                                if v is not None and k in names})
 
 
 def make_run_config(*, agent: str, env: str, actor_precision: str,
@@ -77,7 +81,7 @@ def make_run_config(*, agent: str, env: str, actor_precision: str,
     period = PublishPeriod.parse(publish_period)
   except ValueError as error:
     raise UsageError(str(error)) from error
-  agent_config = make_agent_config(agent, agent_overrides)
+  agent_config = make_agent_config(agent, env, agent_overrides)
   agent_class, _ = registry()[agent]
   kind = envs.action_kind(envs.make_environment(env, seed))
   if kind != agent_class.action_kind:

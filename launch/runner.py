@@ -80,17 +80,28 @@ def _launch_and_wait(config: RunConfig) -> Tuple[str, str]:
     manager = lp.launch(program, launch_type='local_mt',
                         serialize_py_nodes=False)
   else:
+    _send_node_output_to(os.path.join(config.run_dir, 'logs', 'nodes'))
     manager = lp.launch(program, launch_type='local_mp',
-                        terminal='current_terminal')
+                        terminal='output_to_files')
   try:
     manager.wait()
-  except RuntimeError as error:  # A node died: Launchpad stopped the rest.
+  except RuntimeError as error:  # A node process exited non-zero.
+    manager.stop_and_wait()
     return 'failed', str(error).splitlines()[0][:300]
   failed_nodes = _failed_nodes(config)
   if failed_nodes:
     return 'failed', (f'node(s) {", ".join(failed_nodes)} raised; see '
                       f'{common.NODE_ERRORS_LOG}')
   return ('completed', '') if _budget_reached(config) else ('interrupted', '')
+
+
+def _send_node_output_to(directory: str) -> None:
+  """Each node's stdout/stderr goes to run_dir/logs/nodes/<node> so the
+  terminal shows only progress. Launchpad reads LAUNCHPAD_LOGGING_DIR once
+  at import, so the module's setting is updated here instead."""
+  from launchpad.launch.run_locally import launch_local_output_to_files  # pylint: disable=g-import-not-at-top
+  os.makedirs(directory, exist_ok=True)
+  launch_local_output_to_files._LOGGING_DIR = directory  # pylint: disable=protected-access
 
 
 def _failed_nodes(config: RunConfig):

@@ -7,7 +7,7 @@ from typing import Sequence
 class D4PGConfig:
   policy_layers: Sequence[int] = (256, 256, 256)
   critic_layers: Sequence[int] = (256, 256)
-  batch_size: int = 256
+  batch_size: int = 64  # Small: learner-bound on 2 cores; see presets.
   n_step: int = 5
   discount: float = 0.99
   policy_learning_rate: float = 3e-4
@@ -24,3 +24,19 @@ class D4PGConfig:
   # Actor i's Gaussian sigma is log-spaced in [sigma_min, sigma_max].
   sigma_min: float = 0.05
   sigma_max: float = 0.5
+
+
+# Critic support per task, where returns fall far outside Acme's [-150, 150]
+# (dm_control rewards lie in [0, 1], so its tasks keep the default).
+VALUE_RANGES = {
+    'gym:Pendulum-v1': (-1500.0, 0.0),
+    'gym:MountainCarContinuous-v0': (-100.0, 100.0),
+    'gym:HalfCheetah-v4': (-500.0, 1500.0),
+    'gym:Humanoid-v4': (-100.0, 1000.0),
+}
+
+
+def config_for_env(env_name: str, **overrides) -> D4PGConfig:
+  """D4PGConfig with the task's critic support unless overridden."""
+  vmin, vmax = VALUE_RANGES.get(env_name, (D4PGConfig.vmin, D4PGConfig.vmax))
+  return D4PGConfig(**{'vmin': vmin, 'vmax': vmax, **overrides})

@@ -1,0 +1,55 @@
+"""A real local_mp D4PG program with int8 LiteRT actors, end to end."""
+import csv
+import os
+
+from conftest import load_json
+from conftest import run_module
+
+CONTRACT_FILES = ('config.json', 'evaluator.csv', 'actors.csv',
+                  'quantizer.csv', 'summary.json')
+
+
+def _rows(path):
+    with open(path) as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_int8_d4pg_learns_pendulum(tmp_path):
+    run_dir = tmp_path / 'run'
+    result = run_module(
+        'launch.train', '--agent=d4pg', '--env=gym:Pendulum-v1',
+        '--actor_precision=int8', '--num_actors=2', '--max_seconds=80',
+        '--publish_period=5s', '--seed=0', f'--run_dir={run_dir}')
+    tail = result.stdout[-3000:] + result.stderr[-3000:]
+    assert result.returncode == 0, tail
+    for name in CONTRACT_FILES:
+        assert (run_dir / name).exists(), name
+
+    summary = load_json(run_dir / 'summary.json')
+    assert summary['status'] == 'completed'
+    for key in ('agent', 'env', 'actor_precision', 'num_actors', 'wall_s',
+                'actor_steps', 'learner_steps', 'final_return', 'best_return',
+                'publishes', 'model_bytes'):
+        assert key in summary, key
+    assert summary['publishes'] >= 5 and summary['model_bytes'] > 0
+    assert summary['learner_steps'] > 0 and summary['actor_steps'] > 0
+
+    # Learned: clearly above both a random and a do-nothing policy.
+    baselines = summary['baseline_returns']
+    best_baseline = max(baselines['random'], baselines['zero_action'])
+    margin = 0.25 * abs(best_baseline)
+    assert summary['best_return'] > best_baseline + margin, summary
+    assert summary['final_return'] > best_baseline, summary
+
+    publishes = _rows(run_dir / 'quantizer.csv')
+    assert {row['precision'] for row in publishes} == {'int8'}
+    assert [int(r['version']) for r in publishes] == list(range(len(publishes)))
+    assert any(row['calibration_source'] == 'replay' for row in publishes)
+    actors = _rows(run_dir / 'actors.csv')
+    assert {row['actor_id'] for row in actors} == {'0', '1'}
+    sigmas = {row['actor_id']: float(row['exploration']) for row in actors}
+    assert sigmas['0'] != sigmas['1']  # Each actor its own sigma.
+    assert max(int(row['policy_version']) for row in actors) >= 3
+    evaluations = _rows(run_dir / 'evaluator.csv')
+    assert len(evaluations) >= 4
+    assert os.listdir(run_dir / 'checkpoints' / 'learner')

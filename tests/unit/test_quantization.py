@@ -1,0 +1,76 @@
+"""Policy -> TFLite conversion: fidelity per precision, real int8, NaN refusal."""
+import numpy as np
+import pytest
+import sonnet as snt
+import tensorflow as tf
+
+from quarl import envs
+from quarl import quantization
+from launch.nodes.quantizer import rollout_observations
+
+# Max |quantized - fp32| on held observations for a tanh policy with outputs
+# in [-1, 1]. fp16 and dynamic-range keep activations in float; full int8
+# quantizes activations too, so it gets the loosest bound.
+TOLERANCE = {'fp32': 1e-5, 'fp16': 5e-3, 'dynamic_int8': 5e-2, 'int8': 0.15}
+
+
+@pytest.fixture(scope='module')
+def policy_and_data():
+    tf.random.set_seed(0)
+    policy = snt.Sequential([
+        snt.nets.MLP([64, 64], activate_final=True), snt.Linear(1), tf.tanh])
+    observations = rollout_observations(
+        envs.make_environment('gym:Pendulum-v1', 0), 320,
+        np.random.default_rng(0))
+    policy(tf.constant(observations[:1]))
+    return policy, observations[:256], observations[256:]
+
+
+@pytest.mark.parametrize('precision', quantization.PRECISIONS)
+def test_output_within_tolerance_of_fp32(policy_and_data, precision):
+    policy, calibration, held = policy_and_data
+    model = quantization.convert_policy(policy, policy.variables, 3, precision,
+                                        calibration, held)
+    assert model.precision == precision
+    assert model.max_abs_err <= TOLERANCE[precision]
+    assert model.convert_s > 0 and len(model.model_bytes) > 1000
+
+
+def test_int8_model_holds_int8_weights(policy_and_data):
+    policy, calibration, held = policy_and_data
+    fp32 = quantization.convert_policy(policy, policy.variables, 3, 'fp32',
+                                       calibration, held)
+    int8 = quantization.convert_policy(policy, policy.variables, 3, 'int8',
+                                       calibration, held)
+    weights = quantization.weight_dtypes(int8.model_bytes)
+    kernel_elements = 3 * 64 + 64 * 64 + 64 * 1
+    assert weights.get('int8', 0) >= kernel_elements
+    assert weights.get('float32', 0) < 10  # Only I/O scale constants.
+    assert quantization.weight_dtypes(fp32.model_bytes).get('int8', 0) == 0
+    assert len(int8.model_bytes) < len(fp32.model_bytes) / 2
+
+
+def test_nan_weights_refused(policy_and_data):
+    policy, calibration, _ = policy_and_data
+    clone = snt.Sequential([
+        snt.nets.MLP([64, 64], activate_final=True), snt.Linear(1), tf.tanh])
+    clone(tf.constant(calibration[:1]))
+    for target, source in zip(clone.variables, policy.variables):
+        target.assign(source)
+    kernel = clone.variables[0]
+    poisoned = kernel.numpy()
+    poisoned.flat[0] = np.nan
+    kernel.assign(poisoned)
+    with pytest.raises(quantization.NonFiniteWeightsError, match='NaN/Inf'):
+        quantization.convert_policy(clone, clone.variables, 3, 'int8',
+                                    calibration)
+
+
+def test_unknown_precision_and_empty_calibration_rejected(policy_and_data):
+    policy, calibration, _ = policy_and_data
+    with pytest.raises(ValueError, match='choose from'):
+        quantization.convert_policy(policy, policy.variables, 3, 'int4',
+                                    calibration)
+    with pytest.raises(ValueError, match='non-empty'):
+        quantization.convert_policy(policy, policy.variables, 3, 'int8',
+                                    np.zeros((0, 3), np.float32))

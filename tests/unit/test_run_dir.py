@@ -1,0 +1,65 @@
+"""Run-directory files: shared CSV appends, atomic JSON, summary from CSVs."""
+import json
+import multiprocessing
+import os
+
+from launch import run_dir as run_dir_lib
+from launch import summary as summary_lib
+from launch.config import RunConfig
+
+
+def _append_many(path, worker):
+    appender = run_dir_lib.CsvAppender(path, ('worker', 'i', 'text'))
+    for i in range(200):
+        appender.append({'worker': worker, 'i': i, 'text': 'x' * 50})
+
+
+def test_concurrent_appends_never_interleave(tmp_path):
+    path = str(tmp_path / 'rows.csv')
+    run_dir_lib.CsvAppender(path, ('worker', 'i', 'text'))
+    workers = [multiprocessing.Process(target=_append_many, args=(path, w))
+               for w in range(4)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    rows = run_dir_lib.read_csv(path)
+    assert len(rows) == 800
+    assert all(row['text'] == 'x' * 50 for row in rows)
+    with open(path) as handle:
+        assert handle.readline().strip() == 'worker,i,text'
+
+
+def test_write_json_atomic_replaces(tmp_path):
+    path = str(tmp_path / 'summary.json')
+    run_dir_lib.write_json_atomic(path, {'a': 1})
+    run_dir_lib.write_json_atomic(path, {'a': 2})
+    assert json.load(open(path)) == {'a': 2}
+    assert os.listdir(tmp_path) == ['summary.json']  # No temp files left.
+
+
+def test_summary_from_csvs(tmp_path):
+    config = RunConfig(agent='d4pg', env='gym:Pendulum-v1',
+                       actor_precision='int8', num_actors=2,
+                       run_dir=str(tmp_path))
+    evaluations = run_dir_lib.CsvAppender(
+        str(tmp_path / run_dir_lib.EVALUATOR_CSV), run_dir_lib.EVALUATOR_FIELDS)
+    for t, ret in ((10, -1200.0), (20, -300.0), (30, -450.0)):
+        evaluations.append(dict(wall_time_s=t, actor_steps=100 * t,
+                                learner_steps=10 * t, episode_return=ret))
+    quantizer = run_dir_lib.CsvAppender(
+        str(tmp_path / run_dir_lib.QUANTIZER_CSV), run_dir_lib.QUANTIZER_FIELDS)
+    quantizer.append(dict(version=0, model_bytes=1000, max_abs_err=0.01))
+    quantizer.append(dict(version=-1, precision='refused: non-finite weights'))
+    quantizer.append(dict(version=1, model_bytes=1200, max_abs_err=0.02))
+    actors = run_dir_lib.CsvAppender(
+        str(tmp_path / run_dir_lib.ACTORS_CSV), run_dir_lib.ACTORS_FIELDS)
+    for actor_id, rate in ((0, 100.0), (1, 150.0), (0, 120.0)):
+        actors.append(dict(actor_id=actor_id, steps_per_s=rate,
+                           mean_inference_us=10.0))
+    summary = summary_lib.build_summary(config, 31.0, 'completed')
+    assert summary['final_return'] == -450.0
+    assert summary['best_return'] == -300.0
+    assert summary['actor_steps'] == 3000 and summary['learner_steps'] == 300
+    assert summary['publishes'] == 2 and summary['model_bytes'] == 1200
+    assert summary['actor_steps_per_s'] == 270.0  # Latest row per actor.
