@@ -1,17 +1,21 @@
-"""Algorithms (one package each) and the registry the launcher picks from."""
-from typing import Any, Callable, Dict, Tuple, Type
+"""Algorithms (one package each) and the registry the launcher picks from.
+
+Each agent package exports `AGENT_CLASS` (an agents.interface.Agent) and
+`config_for_env(env_name, **overrides)`; they are imported lazily so that
+`import agents` stays cheap for CLI validation.
+"""
+import importlib
+from typing import Any, Callable, Tuple, Type
 
 from agents.interface import Agent
 
-
-def registry() -> Dict[str, Tuple[Type[Agent], Callable[..., Any]]]:
-  """Agent name -> (Agent class, config_for_env(env_name, **overrides)).
-
-  Imported lazily so `import agents` stays cheap for CLI validation.
-  """
-  from agents.d4pg import agent as d4pg_agent  # pylint: disable=g-import-not-at-top
-  from agents.d4pg import config as d4pg_config  # pylint: disable=g-import-not-at-top
-  return {'d4pg': (d4pg_agent.D4PGAgent, d4pg_config.config_for_env)}
+AGENT_NAMES = ('d4pg', 'dqn', 'td3')
 
 
-AGENT_NAMES = ('d4pg',)
+def lookup(name: str) -> Tuple[Type[Agent], Callable[..., Any]]:
+  """(Agent class, config_for_env) of agent `name` (one of AGENT_NAMES)."""
+  if name not in AGENT_NAMES:
+    raise ValueError(f'unknown agent {name!r}; choose from '
+                     f'{", ".join(AGENT_NAMES)}')
+  package = importlib.import_module(f'agents.{name}')
+  return package.AGENT_CLASS, package.config_for_env

@@ -36,9 +36,10 @@ class LearnerBundle:
   """A learner plus what a checkpoint must hold to resume it."""
   learner: acme.Learner
   checkpointables: Dict[str, Any]
-  # Modules whose hidden layers compression controllers may rewrite.
-  compressible_networks: Dict[str, snt.Module] = dataclasses.field(
-      default_factory=dict)
+  # The online networks (target copies excluded: controllers must not own
+  # them) and the hidden layers a compression controller may rewrite.
+  networks: List[snt.Module] = dataclasses.field(default_factory=list)
+  compressible_layers: List[Any] = dataclasses.field(default_factory=list)
 
 
 class Agent(abc.ABC):

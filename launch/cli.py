@@ -9,7 +9,7 @@ import time
 from typing import Any, Dict, Sequence
 
 from agents import AGENT_NAMES
-from agents import registry
+import agents
 from launch.config import ACTOR_PRECISIONS
 from launch.config import PublishPeriod
 from launch.config import RunConfig
@@ -54,7 +54,7 @@ def make_agent_config(agent: str, env: str, overrides: Dict[str, Any]):
   Overrides an agent has no field for are ignored, so one flag set serves
   every agent (e.g. --policy_layers means nothing to DQN).
   """
-  _, config_for_env = registry()[agent]
+  _, config_for_env = agents.lookup(agent)
   names = {f.name for f in dataclasses.fields(config_for_env(env))}
   return config_for_env(env, **{k: v for k, v in overrides.items()
                                 if v is not None and k in names})
@@ -82,7 +82,7 @@ def make_run_config(*, agent: str, env: str, actor_precision: str,
   except ValueError as error:
     raise UsageError(str(error)) from error
   agent_config = make_agent_config(agent, env, agent_overrides)
-  agent_class, _ = registry()[agent]
+  agent_class, _ = agents.lookup(agent)
   kind = envs.action_kind(envs.make_environment(env, seed))
   if kind != agent_class.action_kind:
     raise UsageError(

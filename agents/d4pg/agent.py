@@ -98,7 +98,8 @@ class D4PGAgent(interface.Agent):
             policy=policy, critic=critic, target_policy=target_policy,
             target_critic=target_critic, policy_optimizer=policy_optimizer,
             critic_optimizer=critic_optimizer),
-        compressible_networks=dict(policy=policy, critic=critic))
+        networks=[policy, critic],
+        compressible_layers=networks.compressible_layers(policy, critic))
 
   def export_policy(self) -> snt.Module:
     policy = self._policy()

@@ -7,7 +7,7 @@ from typing import Callable, Optional
 import launchpad as lp
 import numpy as np
 
-from agents import registry
+import agents
 from launch.config import RunConfig
 from quarl import envs
 
@@ -19,7 +19,7 @@ def make_agent(config: RunConfig, environment=None):
   """The run's Agent, built inside the node process from plain config."""
   from acme import specs  # pylint: disable=g-import-not-at-top
   environment = environment or envs.make_environment(config.env, config.seed)
-  agent_class, _ = registry()[config.agent]
+  agent_class, _ = agents.lookup(config.agent)
   return agent_class(specs.make_environment_spec(environment),
                      config.agent_config)
 

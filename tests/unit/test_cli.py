@@ -18,7 +18,7 @@ def _train(*args, cwd=None):
 
 
 @pytest.mark.parametrize('args, message', [
-    (['--agent=sac'], "--agent='sac' is not valid; choose from: d4pg"),
+    (['--agent=sac'], "--agent='sac' is not valid; choose from: d4pg, dqn, td3"),
     (['--env=gym:Pendulm-v1'], 'did you mean: gym:Pendulum-v1'),
     (['--actor_precision=int4'],
      'choose from: fp32_tf, fp32, fp16, dynamic_int8, int8'),

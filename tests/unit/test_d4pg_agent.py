@@ -1,0 +1,70 @@
+"""D4PG agent pieces against a real in-process Reverb server."""
+import numpy as np
+import pytest
+import reverb
+from acme import specs
+
+from agents import interface
+from agents.d4pg import AGENT_CLASS
+from agents.d4pg import config_for_env
+from quarl import envs
+from quarl import quantization
+from launch.nodes.quantizer import rollout_observations
+
+
+@pytest.fixture(scope='module')
+def setup():
+    environment = envs.make_environment('gym:Pendulum-v1', 0)
+    spec = specs.make_environment_spec(environment)
+    agent = AGENT_CLASS(spec, config_for_env(
+        'gym:Pendulum-v1', batch_size=16, min_replay_size=32,
+        samples_per_insert=None, policy_layers=(32, 32, 32),
+        critic_layers=(32, 32)))
+    server = reverb.Server(agent.replay_tables(), port=None)
+    client = reverb.Client(f'localhost:{server.port}')
+    adder = agent.make_adder(client)
+    rng = np.random.default_rng(0)
+    timestep = environment.reset()
+    adder.add_first(timestep)
+    for _ in range(200):
+        action = rng.uniform(-2, 2, (1,)).astype(np.float32)
+        timestep = environment.step(action)
+        adder.add(action, timestep)
+        if timestep.last():
+            timestep = environment.reset()
+            adder.add_first(timestep)
+    yield agent, client, environment
+    server.stop()
+
+
+def test_value_range_follows_the_task():
+    assert (config_for_env('gym:Pendulum-v1').vmin,
+            config_for_env('gym:Pendulum-v1').vmax) == (-1500.0, 0.0)
+    assert config_for_env('dm_control:walker:walk').vmax == 150.0
+    assert config_for_env('gym:Pendulum-v1', vmin=-10.0).vmin == -10.0
+
+
+def test_transitions_reach_both_tables(setup):
+    _, client, _ = setup
+    info = client.server_info()
+    assert info['priority_table'].current_size > 150
+    assert info[interface.CALIBRATION_TABLE].current_size > 150
+
+
+def test_learner_steps_and_exports_an_int8_policy(setup):
+    agent, client, environment = setup
+    bundle = agent.make_learner(client, None, None)
+    for _ in range(3):
+        bundle.learner.step()
+    weights = bundle.learner.get_variables(['policy'])[0]
+    export = agent.export_policy()
+    assert [w.shape for w in weights] == [v.shape for v in export.variables]
+    for variable, value in zip(export.variables, weights):
+        variable.assign(value)
+    observations = rollout_observations(environment, 100,
+                                        np.random.default_rng(1))
+    model = quantization.convert_policy(export, export.variables,
+                                        agent.observation_size, 'int8',
+                                        observations[:80], observations[80:])
+    assert model.max_abs_err < 0.3  # Actions span [-2, 2].
+    assert len(bundle.compressible_layers) == 3  # 2 policy + 1 critic.
