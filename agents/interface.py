@@ -6,14 +6,27 @@ learner, replay tables and adder, the policy to export, and how actors explore.
 """
 import abc
 import dataclasses
-from typing import Any, Callable, Dict, List, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import acme
 import numpy as np
 import reverb
 import sonnet as snt
+import tensorflow as tf
 from acme import adders
+from acme import datasets
 from acme import specs
+from acme.adders import reverb as reverb_adders
+from acme.agents.tf import actors as tf_actors
+from acme.tf import networks as acme_networks
+from acme.tf import utils as tf2_utils
+from acme.tf import variable_utils
+
+from agents import reverb_compat
+from quarl.actors import exploration as exploration_lib
+
+# The learner's uniform N-step transition table (Acme's default name).
+REPLAY_TABLE = reverb_adders.DEFAULT_PRIORITY_TABLE
 
 # Reverb table that mirrors recent transitions (FIFO) for int8 calibration, so
 # the quantizer never samples from (and rate-limits) the learner's table.
@@ -29,6 +42,19 @@ def calibration_table(signature) -> reverb.Table:
       max_size=CALIBRATION_TABLE_SIZE,
       rate_limiter=reverb.rate_limiters.MinSize(1),
       signature=signature)
+
+
+def rate_limiter(min_replay_size: int, samples_per_insert: Optional[float]
+                 ) -> reverb.rate_limiters.RateLimiter:
+  """The learner table's limiter: learn after `min_replay_size` inserts and,
+  unless `samples_per_insert` is None, hold actors to that replay ratio (with
+  Acme's 10% tolerance) so they cannot starve the learner of CPU."""
+  if samples_per_insert is None:
+    return reverb.rate_limiters.MinSize(min_replay_size)
+  return reverb.rate_limiters.SampleToInsertRatio(
+      min_size_to_sample=min_replay_size,
+      samples_per_insert=samples_per_insert,
+      error_buffer=0.1 * min_replay_size * samples_per_insert)
 
 
 @dataclasses.dataclass
@@ -92,6 +118,82 @@ class Agent(abc.ABC):
 
   def greedy(self) -> Callable[[np.ndarray], np.ndarray]:
     return self.behaviour(0.0, np.random.default_rng(0))
+
+
+class DeterministicPolicyAgent(Agent):
+  """The DDPG family (D4PG, TD3): what they share beyond the learner.
+
+  A deterministic tanh policy is exported to actors, each actor adds its own
+  Gaussian sigma (in action units), and transitions go to a uniform N-step
+  table. Subclasses give the policy network and the learner; the config
+  needs batch_size, n_step, discount, min/max_replay_size,
+  samples_per_insert, sigma_min and sigma_max.
+  """
+
+  action_kind = 'continuous'
+  exploration_name = 'sigma'
+
+  @abc.abstractmethod
+  def make_policy_network(self) -> snt.Module:
+    """A fresh policy (variables not yet created)."""
+
+  def replay_tables(self) -> List[reverb.Table]:
+    config = self.config
+    signature = reverb_adders.NStepTransitionAdder.signature(
+        self.environment_spec)
+    replay = reverb.Table(
+        name=REPLAY_TABLE,
+        sampler=reverb.selectors.Uniform(),
+        remover=reverb.selectors.Fifo(),
+        max_size=config.max_replay_size,
+        rate_limiter=rate_limiter(config.min_replay_size,
+                                  config.samples_per_insert),
+        signature=signature)
+    return [replay, calibration_table(signature)]
+
+  def make_adder(self, replay_client: reverb.Client) -> adders.Adder:
+    return reverb_adders.NStepTransitionAdder(
+        client=reverb_compat.AdderClient(replay_client),
+        n_step=self.config.n_step,
+        discount=self.config.discount,
+        priority_fns={REPLAY_TABLE: None, CALIBRATION_TABLE: None})
+
+  def replay_dataset(self, replay_client: reverb.Client) -> tf.data.Dataset:
+    """Batches of N-step transitions (reverb.ReplaySample) for the learner."""
+    return datasets.make_reverb_dataset(
+        table=REPLAY_TABLE,
+        server_address=replay_client.server_address,
+        batch_size=self.config.batch_size,
+        prefetch_size=4)
+
+  def export_policy(self) -> snt.Module:
+    """Also the learner's online policy: built alike, variables alike."""
+    policy = self.make_policy_network()
+    tf2_utils.create_variables(policy, [self.environment_spec.observations])
+    return policy
+
+  def make_tf_actor(self, variable_source: acme.VariableSource,
+                    adder: adders.Adder, exploration: float) -> acme.Actor:
+    policy = self.export_policy()
+    layers = [policy]
+    if exploration > 0:
+      layers += [acme_networks.ClippedGaussian(exploration),
+                 acme_networks.ClipToSpec(self.environment_spec.actions)]
+    variable_client = variable_utils.VariableClient(
+        variable_source, {'policy': policy.variables}, update_period=1000)
+    variable_client.update_and_wait()
+    return tf_actors.FeedForwardActor(snt.Sequential(layers), adder,
+                                      variable_client)
+
+  def exploration(self, actor_id: int, num_actors: int) -> float:
+    return exploration_lib.sigma_ladder(actor_id, num_actors,
+                                        self.config.sigma_min,
+                                        self.config.sigma_max)
+
+  def behaviour(self, exploration: float, rng: np.random.Generator
+                ) -> Callable[[np.ndarray], np.ndarray]:
+    return exploration_lib.gaussian_behaviour(
+        exploration, self.environment_spec.actions, rng)
 
 
 def observations_from_transitions(samples: Sequence) -> np.ndarray:

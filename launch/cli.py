@@ -11,8 +11,11 @@ from typing import Any, Dict, Sequence
 from agents import AGENT_NAMES
 import agents
 from launch.config import ACTOR_PRECISIONS
+from launch.config import COMPRESSION_KINDS
+from launch.config import CompressionConfig
 from launch.config import PublishPeriod
 from launch.config import RunConfig
+from quarl import compression as compression_lib
 from quarl import envs
 
 LAUNCH_TYPES = ('local_mp', 'local_mt')
@@ -65,6 +68,7 @@ def make_run_config(*, agent: str, env: str, actor_precision: str,
                     max_seconds: float, max_actor_steps, publish_period: str,
                     eval_episodes: int, launch_type: str,
                     agent_overrides: Dict[str, Any],
+                    compression: CompressionConfig = CompressionConfig(),
                     resume: bool = False) -> RunConfig:
   """Validates every value; raises UsageError naming the first bad one."""
   _choice('agent', agent, AGENT_NAMES)
@@ -76,9 +80,13 @@ def make_run_config(*, agent: str, env: str, actor_precision: str,
   _positive('eval_episodes', eval_episodes)
   if not run_dir:
     raise UsageError('--run_dir is required')
+  _choice('compression', compression.kind, COMPRESSION_KINDS)
   try:
     envs.validate_environment_name(env)
     period = PublishPeriod.parse(publish_period)
+    # Same checks the learner will apply, before anything starts.
+    compression_lib.make_controller(compression.kind, [],
+                                    **compression.controller_knobs())
   except ValueError as error:
     raise UsageError(str(error)) from error
   agent_config = make_agent_config(agent, env, agent_overrides)
@@ -94,4 +102,5 @@ def make_run_config(*, agent: str, env: str, actor_precision: str,
       max_seconds=max_seconds, max_actor_steps=max_actor_steps,
       publish_period=period, eval_episodes=eval_episodes,
       launch_type=launch_type, resume=resume, agent_config=agent_config,
+      compression=compression,
       start_time=time.time())

@@ -27,6 +27,39 @@ class PublishPeriod:
     return cls(value, unit)
 
 
+COMPRESSION_KINDS = ('none', 'gst', 'prune')
+
+
+@dataclasses.dataclass(frozen=True)
+class CompressionConfig:
+  """Knobs of the learner-side compression controller (quarl.compression).
+
+  Names match quarl.compression.make_controller; knobs a kind does not use
+  are ignored by it (e.g. block_size for 'prune' sets the mask group size).
+  """
+  kind: str = 'none'
+  block_size: int = 4
+  s_shift: float = 1.0
+  s_init: float = 0.0
+  s_final: float = 0.9
+  begin_step: int = 0
+  end_step: int = 20_000
+  reward_window: int = 5
+  reward_delta: float = 0.1
+  step_back: float = 0.05
+  patience: int = 3
+  granularity: str = 'block'
+  update_every: int = 100
+  # compression.csv gets a row every `log_every` learner steps.
+  log_every: int = 100
+
+  def controller_knobs(self):
+    knobs = dataclasses.asdict(self)
+    for launcher_only in ('kind', 'log_every'):
+      del knobs[launcher_only]
+    return knobs
+
+
 @dataclasses.dataclass(frozen=True)
 class RunConfig:
   agent: str
@@ -45,8 +78,7 @@ class RunConfig:
   checkpoint_period_s: float = 300.0
   resume: bool = False
   agent_config: Any = None
-  # Compression of the learner's networks (filled by issue-5 work).
-  compression: Any = None
+  compression: CompressionConfig = CompressionConfig()
   # time.time() when the launcher started; nodes report wall time from it.
   start_time: float = 0.0
 

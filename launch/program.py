@@ -54,5 +54,5 @@ def build_program(config: RunConfig) -> lp.Program:
                                       model_source, counter, config, actor_id))
   with program.group('evaluator'):
     program.add_node(lp.CourierNode(evaluator_node.EvaluatorNode,
-                                    model_source, counter, config))
+                                    model_source, learner, counter, config))
   return program

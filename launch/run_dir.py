@@ -14,6 +14,7 @@ from typing import Any, Dict, Mapping, Sequence
 EVALUATOR_CSV = 'evaluator.csv'
 ACTORS_CSV = 'actors.csv'
 QUANTIZER_CSV = 'quantizer.csv'
+COMPRESSION_CSV = 'compression.csv'
 SUMMARY_JSON = 'summary.json'
 CONFIG_JSON = 'config.json'
 

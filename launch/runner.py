@@ -83,6 +83,8 @@ def _launch_and_wait(config: RunConfig) -> Tuple[str, str]:
     _send_node_output_to(os.path.join(config.run_dir, 'logs', 'nodes'))
     manager = lp.launch(program, launch_type='local_mp',
                         terminal='output_to_files')
+  threading.Thread(target=_announce_stop, args=(manager, config),
+                   daemon=True).start()
   try:
     manager.wait()
   except RuntimeError as error:  # A node process exited non-zero.
@@ -93,6 +95,21 @@ def _launch_and_wait(config: RunConfig) -> Tuple[str, str]:
     return 'failed', (f'node(s) {", ".join(failed_nodes)} raised; see '
                       f'{common.NODE_ERRORS_LOG}')
   return ('completed', '') if _budget_reached(config) else ('interrupted', '')
+
+
+def _remove_if_empty(directory: str) -> None:
+  try:
+    os.rmdir(directory)
+  except OSError:
+    pass  # Missing, or something a node left behind worth keeping.
+
+
+def _announce_stop(manager, config: RunConfig) -> None:
+  """Writes run_dir/STOP once Launchpad starts stopping the program (budget
+  reached via lp.stop(), Ctrl-C, or a failed node), for node watchdogs."""
+  manager.stop_event().wait()
+  with open(os.path.join(config.run_dir, common.STOP_FILE), 'w') as handle:
+    handle.write(f'{time.time()}\n')
 
 
 def _send_node_output_to(directory: str) -> None:
@@ -118,6 +135,9 @@ def run(config: RunConfig, show_progress: bool = True,
   """Launches, waits, summarizes. run_dir must already be prepared."""
   write_config(config)
   _create_csv_headers(config.run_dir)
+  stop_file = os.path.join(config.run_dir, common.STOP_FILE)
+  if os.path.exists(stop_file):  # Left by the run being resumed.
+    os.remove(stop_file)
   reporter = progress.ProgressReporter(config) if show_progress else None
   if reporter:
     threading.Thread(target=reporter.loop, daemon=True).start()
@@ -125,6 +145,7 @@ def run(config: RunConfig, show_progress: bool = True,
   status, detail = _launch_and_wait(config)
   if reporter:
     reporter.stop()
+  _remove_if_empty(os.path.join(config.run_dir, 'tmp'))
   extra = {'status_detail': detail} if detail else {}
   if measure_baselines and status != 'interrupted':
     extra['baseline_returns'] = baselines.baseline_returns(
@@ -157,6 +178,11 @@ def format_summary(summary: Dict[str, Any]) -> str:
       ('model bytes', summary['model_bytes']),
       ('wall time (s)', summary['wall_s']),
   ]
+  if summary.get('compression', 'none') != 'none':
+    rows += [('compression', summary['compression']),
+             ('average CR (compressed layers)', _fmt(summary['average_cr'])),
+             ('final CR (compressed layers)', _fmt(summary['final_cr'])),
+             ('final CR (whole network)', _fmt(summary['final_network_cr']))]
   for key in ('energy_kwh', 'co2_kg'):
     if key in summary:
       rows.append((key, _fmt(summary[key])))

@@ -29,6 +29,7 @@ def build_summary(config: RunConfig, wall_s: float, status: str,
       path(run_dir_lib.ACTORS_CSV)))
   publishes = [r for r in run_dir_lib.read_csv(path(run_dir_lib.QUANTIZER_CSV))
                if int(r['version']) >= 0]
+  compression = run_dir_lib.read_csv(path(run_dir_lib.COMPRESSION_CSV))
   returns = _floats(evaluations, 'episode_return')
   last = evaluations[-1] if evaluations else {}
   summary = dict(
@@ -50,6 +51,13 @@ def build_summary(config: RunConfig, wall_s: float, status: str,
       publishes=len(publishes),
       model_bytes=int(publishes[-1]['model_bytes']) if publishes else None,
       max_abs_err=float(publishes[-1]['max_abs_err']) if publishes else None,
+      compression=config.compression.kind,
+      average_cr=(float(compression[-1]['average_cr']) if compression
+                  else None),
+      final_cr=(float(compression[-1]['compressed_cr']) if compression
+                else None),
+      final_network_cr=(float(compression[-1]['network_cr']) if compression
+                        else None),
   )
   summary.update(extra)
   return summary

@@ -19,6 +19,7 @@ from launch import cli
 from launch import run_dir as run_dir_lib
 from launch import runner
 from launch.config import ACTOR_PRECISIONS
+from launch.config import CompressionConfig
 
 _AGENT = flags.DEFINE_string('agent', 'd4pg', f'One of {AGENT_NAMES}.')
 _ENV = flags.DEFINE_string(
@@ -55,6 +56,38 @@ _MIN_REPLAY_SIZE = flags.DEFINE_integer('min_replay_size', None,
                                         'Transitions before learning starts.')
 _VMIN = flags.DEFINE_float('vmin', None, 'D4PG critic support minimum.')
 _VMAX = flags.DEFINE_float('vmax', None, 'D4PG critic support maximum.')
+_Q_LAYERS = flags.DEFINE_string('q_layers', None,
+                                'DQN Q-network hidden widths (e.g. 256,256).')
+
+# Learner-network compression (quarl.compression; DESIGN.md "GST").
+_COMPRESSION = flags.DEFINE_string(
+    'compression', 'none', 'none | gst (block-circulant, then reward-aware '
+    'group pruning) | prune (iterative magnitude pruning baseline).')
+_GST_BLOCK_SIZE = flags.DEFINE_integer(
+    'gst_block_size', 4, 'GST circulant block size B (2, 4 or 8); also the '
+    'group size of pruning masks.')
+_GST_S_SHIFT = flags.DEFINE_float(
+    'gst_s_shift', 1.0, 'Hand over from circulant to pruned when the target '
+    'sparsity reaches S_shift * (1 - 1/B); in (0, 1].')
+_SPARSITY_INIT = flags.DEFINE_float('sparsity_init', 0.0,
+                                    'Target sparsity at the schedule start.')
+_SPARSITY_FINAL = flags.DEFINE_float('sparsity_final', 0.9,
+                                     'Target sparsity at the schedule end.')
+_PRUNE_BEGIN = flags.DEFINE_integer('prune_begin_step', 0,
+                                    'Learner step where the schedule starts.')
+_PRUNE_END = flags.DEFINE_integer('prune_end_step', 20_000,
+                                  'Learner step where it reaches the final.')
+_REWARD_WINDOW = flags.DEFINE_integer(
+    'reward_window', 5, 'GST: evaluations in the return moving average.')
+_REWARD_DELTA = flags.DEFINE_float(
+    'reward_delta', 0.1, 'GST: pause the clock when the moving average falls '
+    'more than this fraction of |best| below its best.')
+_STEP_BACK = flags.DEFINE_float(
+    'reward_step_back', 0.05, 'GST: sparsity given back on a sustained drop.')
+_PATIENCE = flags.DEFINE_integer(
+    'reward_patience', 3, 'GST: evaluations below before stepping back.')
+_GRANULARITY = flags.DEFINE_string('prune_granularity', 'block',
+                                   'block (BxB groups) or element masks.')
 
 
 def config_from_flags():
@@ -64,7 +97,16 @@ def config_from_flags():
       batch_size=_BATCH_SIZE.value,
       samples_per_insert=_SAMPLES_PER_INSERT.value,
       min_replay_size=_MIN_REPLAY_SIZE.value,
-      vmin=_VMIN.value, vmax=_VMAX.value)
+      vmin=_VMIN.value, vmax=_VMAX.value,
+      q_layers=(cli.parse_layers('q_layers', _Q_LAYERS.value)
+                if _Q_LAYERS.value else None))
+  compression = CompressionConfig(
+      kind=_COMPRESSION.value, block_size=_GST_BLOCK_SIZE.value,
+      s_shift=_GST_S_SHIFT.value, s_init=_SPARSITY_INIT.value,
+      s_final=_SPARSITY_FINAL.value, begin_step=_PRUNE_BEGIN.value,
+      end_step=_PRUNE_END.value, reward_window=_REWARD_WINDOW.value,
+      reward_delta=_REWARD_DELTA.value, step_back=_STEP_BACK.value,
+      patience=_PATIENCE.value, granularity=_GRANULARITY.value)
   return cli.make_run_config(
       agent=_AGENT.value, env=_ENV.value, actor_precision=_PRECISION.value,
       num_actors=_NUM_ACTORS.value, run_dir=_RUN_DIR.value,
@@ -72,7 +114,8 @@ def config_from_flags():
       max_actor_steps=_MAX_ACTOR_STEPS.value,
       publish_period=_PUBLISH_PERIOD.value,
       eval_episodes=_EVAL_EPISODES.value, launch_type=_LAUNCH_TYPE.value,
-      agent_overrides=overrides, resume=_RESUME.value)
+      agent_overrides=overrides, compression=compression,
+      resume=_RESUME.value)
 
 
 def main(argv):

@@ -13,6 +13,8 @@ from quarl import envs
 
 
 NODE_ERRORS_LOG = 'node_errors.log'
+# Written by the launcher the moment the program starts stopping.
+STOP_FILE = 'STOP'
 
 
 def make_agent(config: RunConfig, environment=None):
@@ -54,9 +56,14 @@ def exit_after_stop(config: RunConfig, grace_s: float = 5.0,
   if config.launch_type != 'local_mp':
     return
   stop_event = lp.stop_event()  # Only reachable from the node's own thread.
+  stop_file = run_path(config, STOP_FILE)
 
   def watch():
-    stop_event.wait()
+    # Launchpad's SIGTERM handler sets stop_event, but Python runs handlers
+    # on the main thread only, which may sit inside a blocking Reverb call;
+    # the launcher's STOP file reaches us regardless.
+    while not (stop_event.wait(0.5) or os.path.exists(stop_file)):
+      pass
     time.sleep(grace_s)
     if before_exit:
       before_exit()

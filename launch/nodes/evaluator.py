@@ -21,8 +21,9 @@ EVAL_PERIOD_S = 10.0
 
 class EvaluatorNode:
 
-  def __init__(self, model_source, counter, config: RunConfig):
+  def __init__(self, model_source, learner, counter, config: RunConfig):
     self._model_source = model_source
+    self._learner = learner
     self._counter = counter
     self._config = config
 
@@ -60,11 +61,13 @@ class EvaluatorNode:
       returns = [loop.run_episode()['episode_return']
                  for _ in range(config.eval_episodes)]
       counts = counter.get_counts()
+      mean_return = float(np.mean(returns))
+      self._learner.observe_return(mean_return)
       evaluations.append(dict(
           wall_time_s=common.wall_time_s(config),
           actor_steps=counts.get('actor_steps', 0),
           learner_steps=counts.get('learner_steps', 0),
-          episode_return=float(np.mean(returns)),
+          episode_return=mean_return,
           policy_version=refresher.version if refresher else -1))
       if self._budget_spent(counts):
         break

@@ -1,0 +1,133 @@
+"""DQN for ActorQ: Acme's TF learner, exported as the Q-network itself."""
+from typing import Callable, List
+
+import acme
+import numpy as np
+import reverb
+import sonnet as snt
+import trfl
+from acme import adders
+from acme import datasets
+from acme.adders import reverb as reverb_adders
+from acme.agents.tf import actors as tf_actors
+from acme.agents.tf.dqn import learning
+from acme.tf import utils as tf2_utils
+from acme.tf import variable_utils
+
+from agents import interface
+from agents import reverb_compat
+from agents.dqn import networks
+from agents.dqn.config import DQNConfig
+from quarl.actors import exploration as exploration_lib
+
+# Acme's DQNLearner writes its priority updates to this table name.
+REPLAY_TABLE = reverb_adders.DEFAULT_PRIORITY_TABLE
+
+
+class _Learner(learning.DQNLearner):
+  """Acme's DQNLearner serving all Q-network variables as 'policy'.
+
+  Acme's serves only the trainable ones (and ignores `names`); a GST layer
+  also holds non-trainable compression state, so that list would not line
+  up with the exported network's `.variables`, which the quantizer and the
+  TF actors' VariableClient fill in order.
+  """
+
+  def get_variables(self, names: List[str]) -> List[List[np.ndarray]]:
+    network = self.state['network']
+    return [tf2_utils.to_numpy(network.variables) for _ in names]
+
+
+class DQNAgent(interface.Agent):
+  """Double DQN, prioritised N-step replay, Ape-X per-actor epsilons."""
+
+  action_kind = 'discrete'
+  exploration_name = 'epsilon'
+  config: DQNConfig
+
+  @property
+  def num_actions(self) -> int:
+    return int(self.environment_spec.actions.num_values)
+
+  def _q_network(self) -> snt.Module:
+    network = networks.make_q_network(self.num_actions, self.config.q_layers)
+    tf2_utils.create_variables(network, [self.environment_spec.observations])
+    return network
+
+  def replay_tables(self) -> List[reverb.Table]:
+    config = self.config
+    signature = reverb_adders.NStepTransitionAdder.signature(
+        self.environment_spec)
+    replay = reverb.Table(
+        name=REPLAY_TABLE,
+        sampler=reverb.selectors.Prioritized(config.priority_exponent),
+        remover=reverb.selectors.Fifo(),
+        max_size=config.max_replay_size,
+        rate_limiter=interface.rate_limiter(config.min_replay_size,
+                                            config.samples_per_insert),
+        signature=signature)
+    return [replay, interface.calibration_table(signature)]
+
+  def make_adder(self, replay_client: reverb.Client) -> adders.Adder:
+    # New transitions enter the prioritised table at priority 1.
+    return reverb_adders.NStepTransitionAdder(
+        client=reverb_compat.AdderClient(replay_client),
+        n_step=self.config.n_step,
+        discount=self.config.discount,
+        priority_fns={REPLAY_TABLE: None, interface.CALIBRATION_TABLE: None})
+
+  def make_learner(self, replay_client: reverb.Client, counter,
+                   logger) -> interface.LearnerBundle:
+    config = self.config
+    network, target_network = self._q_network(), self._q_network()
+    dataset = datasets.make_reverb_dataset(
+        table=REPLAY_TABLE,
+        server_address=replay_client.server_address,
+        batch_size=config.batch_size,
+        prefetch_size=4)
+    learner = _Learner(
+        network=network,
+        target_network=target_network,
+        discount=config.discount,
+        importance_sampling_exponent=config.importance_sampling_exponent,
+        learning_rate=config.learning_rate,
+        target_update_period=config.target_update_period,
+        dataset=dataset,
+        # A plain reverb.Client: its mutate_priorities works on 0.7.2.
+        replay_client=replay_client,
+        counter=counter,
+        logger=logger,
+        checkpoint=False)  # Checkpoints go under --run_dir, not ~/acme.
+    return interface.LearnerBundle(
+        learner=learner,
+        # network, target_network, optimizer (Adam moments) and num_steps.
+        checkpointables=dict(learner.state),
+        networks=[network],
+        compressible_layers=network.compressible_layers)
+
+  def export_policy(self) -> snt.Module:
+    return self._q_network()
+
+  def make_tf_actor(self, variable_source: acme.VariableSource,
+                    adder: adders.Adder, exploration: float) -> acme.Actor:
+    q_network = self.export_policy()
+    behaviour_network = snt.Sequential([
+        q_network,
+        # epsilon == 0 is greedy (ties broken at random).
+        lambda q: trfl.epsilon_greedy(q, exploration).sample(),
+    ])
+    variable_client = variable_utils.VariableClient(
+        variable_source, {'policy': q_network.variables}, update_period=1000)
+    variable_client.update_and_wait()
+    return tf_actors.FeedForwardActor(behaviour_network, adder,
+                                      variable_client)
+
+  def exploration(self, actor_id: int, num_actors: int) -> float:
+    return exploration_lib.epsilon_ladder(actor_id, num_actors,
+                                          self.config.epsilon_base,
+                                          self.config.epsilon_alpha)
+
+  def behaviour(self, exploration: float, rng: np.random.Generator
+                ) -> Callable[[np.ndarray], np.ndarray]:
+    return exploration_lib.epsilon_greedy_behaviour(
+        exploration, self.num_actions, rng)

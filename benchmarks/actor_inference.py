@@ -1,0 +1,102 @@
+r"""Actor inference speed: stock TF fp32 vs TFLite fp32/fp16/dyn-int8/int8.
+
+One run, side by side, batch 1, one thread, for ActorQ's policy sizes. Not a
+test: it prints a table (and writes benchmarks/results/actor_inference.csv).
+
+  python -m benchmarks.actor_inference [--obs_size=24 --action_size=6]
+"""
+import csv
+import os
+import time
+
+import numpy as np
+import sonnet as snt
+import tensorflow as tf
+from absl import app
+from absl import flags
+
+from quarl import quantization
+from quarl.actors import LiteRTPolicy
+
+_SIZES = flags.DEFINE_string('sizes', '256,2048', 'Hidden widths (3 layers).')
+_OBS = flags.DEFINE_integer('obs_size', 24, 'Observation size.')
+_ACT = flags.DEFINE_integer('action_size', 6, 'Action size.')
+_SECONDS = flags.DEFINE_float('seconds', 2.0, 'Timing budget per cell.')
+_OUT = flags.DEFINE_string('out', 'benchmarks/results/actor_inference.csv',
+                           'CSV of the table.')
+
+PRECISIONS = ('fp32_tf',) + quantization.PRECISIONS
+
+
+def _policy(width: int, obs: int, act: int) -> snt.Module:
+  tf.random.set_seed(0)
+  policy = snt.Sequential([snt.nets.MLP([width] * 3, activate_final=True),
+                           snt.Linear(act), tf.tanh])
+  policy(tf.zeros([1, obs]))
+  return policy
+
+
+def _time_us(call, observations: np.ndarray, seconds: float) -> float:
+  """Median-of-batches microseconds per call (robust to a noisy neighbour)."""
+  for o in observations[:50]:
+    call(o)
+  per_batch = []
+  deadline = time.perf_counter() + seconds
+  while time.perf_counter() < deadline or len(per_batch) < 5:
+    start = time.perf_counter()
+    for o in observations[:100]:
+      call(o)
+    per_batch.append((time.perf_counter() - start) / 100)
+  return 1e6 * float(np.median(per_batch))
+
+
+def measure(width: int, obs: int, act: int, seconds: float):
+  """Rows of (width, precision, us, bytes, max_abs_err) for one policy."""
+  tf.config.threading.set_intra_op_parallelism_threads(1)
+  policy = _policy(width, obs, act)
+  rng = np.random.default_rng(0)
+  # Stand-in observations: unit-scale features like normalised MuJoCo state.
+  observations = rng.normal(size=(400, obs)).astype(np.float32)
+  tf_call = tf.function(policy, input_signature=[
+      tf.TensorSpec([1, obs], tf.float32)])
+  rows = [(width, 'fp32_tf', _time_us(
+      lambda o: tf_call(o[None]).numpy(), observations, seconds), None, 0.0)]
+  for precision in quantization.PRECISIONS:
+    model = quantization.convert_policy(policy, policy.variables, obs,
+                                        precision, observations[:300],
+                                        observations[300:])
+    runner = LiteRTPolicy(model.model_bytes, num_threads=1)
+    rows.append((width, precision, _time_us(runner, observations, seconds),
+                 len(model.model_bytes), model.max_abs_err))
+  return rows
+
+
+def format_table(rows) -> str:
+  by_key = {(w, p): us for w, p, us, _, _ in rows}
+  lines = ['| policy | precision | us/inference | model bytes | max abs err '
+           '| speedup vs TF fp32 | speedup vs TFLite fp32 |',
+           '|---|---|---|---|---|---|---|']
+  for width, precision, us, size, err in rows:
+    vs_tf = by_key[(width, 'fp32_tf')] / us
+    vs_tflite = by_key[(width, 'fp32')] / us
+    lines.append(f'| 3x{width} | {precision} | {us:.1f} | '
+                 f'{size if size else "-"} | {err:.4f} | {vs_tf:.1f}x | '
+                 f'{vs_tflite:.2f}x |')
+  return '\n'.join(lines)
+
+
+def main(argv):
+  del argv
+  rows = []
+  for width in (int(w) for w in _SIZES.value.split(',')):
+    rows += measure(width, _OBS.value, _ACT.value, _SECONDS.value)
+  print(format_table(rows))
+  os.makedirs(os.path.dirname(_OUT.value) or '.', exist_ok=True)
+  with open(_OUT.value, 'w', newline='') as handle:
+    writer = csv.writer(handle)
+    writer.writerow(['width', 'precision', 'us', 'model_bytes', 'max_abs_err'])
+    writer.writerows(rows)
+
+
+if __name__ == '__main__':
+  app.run(main)
