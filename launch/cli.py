@@ -40,6 +40,15 @@ def _positive(flag: str, value, allow_none: bool = False):
   return value
 
 
+def _country(code: str) -> str:
+  from codecarbon.input import DataSource  # pylint: disable=g-import-not-at-top
+  known = DataSource().get_global_energy_mix_data()
+  if code not in known:
+    raise UsageError(f'--country_iso_code={code!r} has no offline energy-mix '
+                     f'data; e.g. USA, FRA, DEU, GBR, CAN, IND, CHN')
+  return code
+
+
 def parse_layers(flag: str, text: str) -> tuple:
   try:
     layers = tuple(int(x) for x in str(text).split(',') if x.strip())
@@ -69,6 +78,7 @@ def make_run_config(*, agent: str, env: str, actor_precision: str,
                     eval_episodes: int, launch_type: str,
                     agent_overrides: Dict[str, Any],
                     compression: CompressionConfig = CompressionConfig(),
+                    country_iso_code: str = 'USA',
                     resume: bool = False) -> RunConfig:
   """Validates every value; raises UsageError naming the first bad one."""
   _choice('agent', agent, AGENT_NAMES)
@@ -102,5 +112,5 @@ def make_run_config(*, agent: str, env: str, actor_precision: str,
       max_seconds=max_seconds, max_actor_steps=max_actor_steps,
       publish_period=period, eval_episodes=eval_episodes,
       launch_type=launch_type, resume=resume, agent_config=agent_config,
-      compression=compression,
+      compression=compression, country_iso_code=_country(country_iso_code),
       start_time=time.time())

@@ -79,6 +79,8 @@ class RunConfig:
   resume: bool = False
   agent_config: Any = None
   compression: CompressionConfig = CompressionConfig()
+  # codecarbon's grid carbon intensity for this country (offline data).
+  country_iso_code: str = 'USA'
   # time.time() when the launcher started; nodes report wall time from it.
   start_time: float = 0.0
 

@@ -20,6 +20,7 @@ from launch import summary as summary_lib
 from launch.config import RunConfig
 from launch.nodes import common
 from launch.program import build_program
+from quarl import carbon
 
 EXIT_OK, EXIT_FAILED, EXIT_INTERRUPTED = 0, 1, 130
 
@@ -97,6 +98,16 @@ def _launch_and_wait(config: RunConfig) -> Tuple[str, str]:
   return ('completed', '') if _budget_reached(config) else ('interrupted', '')
 
 
+def _energy_figures(config: RunConfig, tracker) -> Dict[str, Any]:
+  """Host energy/CO2 plus per-node CPU seconds and the energy they imply."""
+  figures = tracker.summary()
+  cpu_seconds = carbon.read_node_cpu_seconds(config.run_dir)
+  figures['node_cpu_seconds'] = cpu_seconds
+  figures['energy_kwh_by_node_type'] = carbon.split_energy_by_node_type(
+      cpu_seconds, figures['energy_kwh'])
+  return figures
+
+
 def _remove_if_empty(directory: str) -> None:
   try:
     os.rmdir(directory)
@@ -141,8 +152,15 @@ def run(config: RunConfig, show_progress: bool = True,
   reporter = progress.ProgressReporter(config) if show_progress else None
   if reporter:
     threading.Thread(target=reporter.loop, daemon=True).start()
+  tracker = carbon.CarbonTracker(config.run_dir, config.country_iso_code)
+  launcher_cpu = carbon.NodeCpuRecorder(config.run_dir, 'launcher')
   start = time.time()
-  status, detail = _launch_and_wait(config)
+  tracker.start()  # One tracker per host, around every node's lifetime.
+  try:
+    status, detail = _launch_and_wait(config)
+  finally:
+    tracker.stop()
+    launcher_cpu.close()
   if reporter:
     reporter.stop()
   _remove_if_empty(os.path.join(config.run_dir, 'tmp'))
@@ -150,6 +168,7 @@ def run(config: RunConfig, show_progress: bool = True,
   if measure_baselines and status != 'interrupted':
     extra['baseline_returns'] = baselines.baseline_returns(
         config.env, seed=config.seed)
+  extra.update(_energy_figures(config, tracker))
   summary = summary_lib.build_summary(config, time.time() - start, status,
                                       extra)
   run_dir_lib.write_json_atomic(

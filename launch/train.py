@@ -56,6 +56,9 @@ _MIN_REPLAY_SIZE = flags.DEFINE_integer('min_replay_size', None,
                                         'Transitions before learning starts.')
 _VMIN = flags.DEFINE_float('vmin', None, 'D4PG critic support minimum.')
 _VMAX = flags.DEFINE_float('vmax', None, 'D4PG critic support maximum.')
+_COUNTRY = flags.DEFINE_string(
+    'country_iso_code', 'USA', 'Grid carbon intensity used for CO2 '
+    '(codecarbon offline data, ISO 3166 alpha-3).')
 _Q_LAYERS = flags.DEFINE_string('q_layers', None,
                                 'DQN Q-network hidden widths (e.g. 256,256).')
 
@@ -115,7 +118,7 @@ def config_from_flags():
       publish_period=_PUBLISH_PERIOD.value,
       eval_episodes=_EVAL_EPISODES.value, launch_type=_LAUNCH_TYPE.value,
       agent_overrides=overrides, compression=compression,
-      resume=_RESUME.value)
+      country_iso_code=_COUNTRY.value, resume=_RESUME.value)
 
 
 def main(argv):

@@ -9,12 +9,14 @@ import numpy as np
 
 import agents
 from launch.config import RunConfig
+from quarl import carbon
 from quarl import envs
 
 
 NODE_ERRORS_LOG = 'node_errors.log'
 # Written by the launcher the moment the program starts stopping.
 STOP_FILE = 'STOP'
+CPU_RECORD_PERIOD_S = 5.0
 
 
 def make_agent(config: RunConfig, environment=None):
@@ -67,6 +69,8 @@ def exit_after_stop(config: RunConfig, grace_s: float = 5.0,
     time.sleep(grace_s)
     if before_exit:
       before_exit()
+    for recorder in _cpu_recorders.values():
+      recorder.record()
     os._exit(0)  # pylint: disable=protected-access
 
   threading.Thread(target=watch, daemon=True, name='stop-watchdog').start()
@@ -85,8 +89,21 @@ def report_failure_and_stop(config: RunConfig, node_name: str,
   lp.stop()
 
 
+_cpu_recorders = {}
+
+
+def record_cpu_time(config: RunConfig, node_name: str):
+  """This process's CPU seconds -> run_dir/node_cpu/<node>.json, every few
+  seconds (a hard exit skips exit hooks), so energy can be split by node."""
+  if node_name not in _cpu_recorders:
+    _cpu_recorders[node_name] = carbon.NodeCpuRecorder(
+        config.run_dir, node_name, record_every_s=CPU_RECORD_PERIOD_S)
+  return _cpu_recorders[node_name]
+
+
 def guarded(node_name: str, config: RunConfig, run_fn: Callable[[], None]):
   """Runs a node's main loop; failures are recorded and stop the program."""
+  record_cpu_time(config, node_name)
   try:
     run_fn()
   except Exception as error:  # pylint: disable=broad-except
