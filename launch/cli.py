@@ -19,6 +19,8 @@ from quarl import compression as compression_lib
 from quarl import envs
 
 LAUNCH_TYPES = ('local_mp', 'local_mt')
+# Hyper-parameter presets every agent's config_for_env understands.
+PRESETS = ('small', 'paper')
 
 
 class UsageError(ValueError):
@@ -60,16 +62,17 @@ def parse_layers(flag: str, text: str) -> tuple:
   return layers
 
 
-def make_agent_config(agent: str, env: str, overrides: Dict[str, Any]):
-  """The agent's config for `env`, with the given non-None values replaced.
+def make_agent_config(agent: str, env: str, overrides: Dict[str, Any],
+                      preset: str = 'small'):
+  """The agent's `preset` config for `env`, non-None overrides replaced.
 
   Overrides an agent has no field for are ignored, so one flag set serves
   every agent (e.g. --policy_layers means nothing to DQN).
   """
   _, config_for_env = agents.lookup(agent)
   names = {f.name for f in dataclasses.fields(config_for_env(env))}
-  return config_for_env(env, **{k: v for k, v in overrides.items()
-                                if v is not None and k in names})
+  return config_for_env(env, preset=preset, **{
+      k: v for k, v in overrides.items() if v is not None and k in names})
 
 
 def make_run_config(*, agent: str, env: str, actor_precision: str,
@@ -79,6 +82,7 @@ def make_run_config(*, agent: str, env: str, actor_precision: str,
                     agent_overrides: Dict[str, Any],
                     compression: CompressionConfig = CompressionConfig(),
                     country_iso_code: str = 'USA',
+                    preset: str = 'small',
                     resume: bool = False) -> RunConfig:
   """Validates every value; raises UsageError naming the first bad one."""
   _choice('agent', agent, AGENT_NAMES)
@@ -99,7 +103,8 @@ def make_run_config(*, agent: str, env: str, actor_precision: str,
                                     **compression.controller_knobs())
   except ValueError as error:
     raise UsageError(str(error)) from error
-  agent_config = make_agent_config(agent, env, agent_overrides)
+  _choice('preset', preset, PRESETS)
+  agent_config = make_agent_config(agent, env, agent_overrides, preset)
   agent_class, _ = agents.lookup(agent)
   kind = envs.action_kind(envs.make_environment(env, seed))
   if kind != agent_class.action_kind:

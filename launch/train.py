@@ -29,10 +29,14 @@ _PRECISION = flags.DEFINE_string(
     f'{ACTOR_PRECISIONS}: fp32_tf is the stock Acme TF actor (the baseline); '
     'the others are TFLite models run by LiteRT.')
 _NUM_ACTORS = flags.DEFINE_integer('num_actors', 2, 'Actor processes.')
+_PRESET = flags.DEFINE_string(
+    'preset', 'small', f'{cli.PRESETS}: hyper-parameters sized for a small '
+    'machine, or the paper\'s (ActorQ: 3x2048 policy). Flags below override.')
 _POLICY_LAYERS = flags.DEFINE_string(
-    'policy_layers', '256,256,256', 'Hidden widths of the policy MLP.')
+    'policy_layers', None, 'Hidden widths of the policy MLP (preset: '
+    '256,256,256 small, 2048,2048,2048 paper).')
 _CRITIC_LAYERS = flags.DEFINE_string(
-    'critic_layers', '256,256', 'Hidden widths of the critic MLP.')
+    'critic_layers', None, 'Hidden widths of the critic MLP.')
 _MAX_SECONDS = flags.DEFINE_float('max_seconds', 180.0, 'Wall-clock budget.')
 _MAX_ACTOR_STEPS = flags.DEFINE_integer(
     'max_actor_steps', None, 'Env-step budget over all actors (optional).')
@@ -95,14 +99,13 @@ _GRANULARITY = flags.DEFINE_string('prune_granularity', 'block',
 
 def config_from_flags():
   overrides = dict(
-      policy_layers=cli.parse_layers('policy_layers', _POLICY_LAYERS.value),
-      critic_layers=cli.parse_layers('critic_layers', _CRITIC_LAYERS.value),
+      policy_layers=_layers_or_none('policy_layers', _POLICY_LAYERS.value),
+      critic_layers=_layers_or_none('critic_layers', _CRITIC_LAYERS.value),
       batch_size=_BATCH_SIZE.value,
       samples_per_insert=_SAMPLES_PER_INSERT.value,
       min_replay_size=_MIN_REPLAY_SIZE.value,
       vmin=_VMIN.value, vmax=_VMAX.value,
-      q_layers=(cli.parse_layers('q_layers', _Q_LAYERS.value)
-                if _Q_LAYERS.value else None))
+      q_layers=_layers_or_none('q_layers', _Q_LAYERS.value))
   compression = CompressionConfig(
       kind=_COMPRESSION.value, block_size=_GST_BLOCK_SIZE.value,
       s_shift=_GST_S_SHIFT.value, s_init=_SPARSITY_INIT.value,
@@ -118,7 +121,12 @@ def config_from_flags():
       publish_period=_PUBLISH_PERIOD.value,
       eval_episodes=_EVAL_EPISODES.value, launch_type=_LAUNCH_TYPE.value,
       agent_overrides=overrides, compression=compression,
-      country_iso_code=_COUNTRY.value, resume=_RESUME.value)
+      country_iso_code=_COUNTRY.value, preset=_PRESET.value,
+      resume=_RESUME.value)
+
+
+def _layers_or_none(flag: str, text):
+  return None if text is None else cli.parse_layers(flag, text)
 
 
 def main(argv):

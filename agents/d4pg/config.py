@@ -36,7 +36,21 @@ VALUE_RANGES = {
 }
 
 
-def config_for_env(env_name: str, **overrides) -> D4PGConfig:
-  """D4PGConfig with the task's critic support unless overridden."""
+# `small` (the defaults) is sized for a 2-core machine; `paper` is ActorQ's
+# D4PG setup: a 3x2048 policy and Acme's D4PG learner settings.
+PRESETS = {
+    'small': {},
+    'paper': dict(policy_layers=(2048, 2048, 2048),
+                  critic_layers=(512, 512, 256), batch_size=256,
+                  policy_learning_rate=1e-4, critic_learning_rate=1e-4,
+                  n_step=5, samples_per_insert=32.0, sigma_max=0.3),
+}
+
+
+def config_for_env(env_name: str, preset: str = 'small',
+                   **overrides) -> D4PGConfig:
+  """D4PGConfig for a task: preset, then the task's critic support, then
+  explicit overrides (flags) win."""
   vmin, vmax = VALUE_RANGES.get(env_name, (D4PGConfig.vmin, D4PGConfig.vmax))
-  return D4PGConfig(**{'vmin': vmin, 'vmax': vmax, **overrides})
+  return D4PGConfig(**{'vmin': vmin, 'vmax': vmax, **PRESETS[preset],
+                       **overrides})

@@ -1,9 +1,11 @@
 """TD3 learner on a fixed batch, and the agent against a real Reverb server."""
 import copy
+import gc
 
 import numpy as np
 import pytest
 import reverb
+import sonnet as snt
 import tensorflow as tf
 from acme import specs
 from acme import types
@@ -74,7 +76,8 @@ def changed(before, module):
 
 def test_critic_loss_falls_on_a_fixed_batch():
   logger = RecordingLogger()
-  learner, _, _ = make_learner(logger=logger)
+  learner, _, _ = make_learner(
+      logger=logger, critic_optimizer=snt.optimizers.Adam(3e-3))
   for _ in range(100):
     learner.step()
   losses = [float(row['critic_loss']) for row in logger.rows]
@@ -158,6 +161,7 @@ def replay():
       timestep = environment.reset()
       adder.add_first(timestep)
   yield agent, client
+  gc.collect()  # Closes learner datasets' streams, else stop() waits on them.
   server.stop()
 
 
