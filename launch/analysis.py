@@ -1,0 +1,108 @@
+"""Comparing runs: time to a target return, speedups, CO2 ratios, plots.
+
+Pure functions over run directories, shared by the reproduce scripts, the
+notebooks and their tests.
+"""
+import math
+import os
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from launch import run_dir as run_dir_lib
+
+Curve = List[Tuple[float, float]]  # (wall_time_s, episode_return)
+
+
+def load_curve(run_dir: str) -> Curve:
+  rows = run_dir_lib.read_csv(os.path.join(run_dir, run_dir_lib.EVALUATOR_CSV))
+  return [(float(r['wall_time_s']), float(r['episode_return'])) for r in rows
+          if r.get('episode_return') not in (None, '')]
+
+
+def target_return(best: float, floor: float, fraction: float = 0.9) -> float:
+  """The stated rule: floor + fraction * (best - floor).
+
+  `best` is the best evaluation any compared run reached, `floor` the random
+  policy's return. Measuring from the random return (not from zero) keeps
+  the rule meaningful for negative-reward tasks such as Pendulum.
+  """
+  return floor + fraction * (best - floor)
+
+
+def time_to_target(curve: Curve, target: float) -> Optional[float]:
+  """First wall time at which an evaluation reached `target`; None if never
+  (reported as 'not reached', never as infinity or zero)."""
+  for wall_time, episode_return in curve:
+    if episode_return >= target:
+      return wall_time
+  return None
+
+
+def ratio(baseline: Optional[float], value: Optional[float]) -> Optional[float]:
+  """baseline / value, or None when either side is missing or zero."""
+  if baseline is None or value is None or value == 0:
+    return None
+  return baseline / value
+
+
+def fmt(value, digits: int = 3, missing: str = 'n/a') -> str:
+  if value is None:
+    return missing
+  if isinstance(value, float):
+    if math.isnan(value):
+      return 'n/a'
+    return f'{value:.{digits}g}'
+  return str(value)
+
+
+def markdown_table(header: Sequence[str], rows: Sequence[Sequence]) -> str:
+  lines = ['| ' + ' | '.join(header) + ' |',
+           '|' + '---|' * len(header)]
+  lines += ['| ' + ' | '.join(str(c) for c in row) + ' |' for row in rows]
+  return '\n'.join(lines)
+
+
+def plot_curves(curves: Dict[str, Curve], title: str, path: str,
+                target: Optional[float] = None) -> None:
+  """Return vs wall-clock time, one line per label."""
+  import matplotlib  # pylint: disable=g-import-not-at-top
+  matplotlib.use('Agg')
+  import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+  figure, axis = plt.subplots(figsize=(6, 4))
+  for label, curve in curves.items():
+    if curve:
+      axis.plot(*zip(*curve), marker='.', label=label)
+  if target is not None:
+    axis.axhline(target, color='grey', linestyle='--', label='target')
+  axis.set(xlabel='wall-clock time (s)', ylabel='evaluation return',
+           title=title)
+  axis.legend()
+  figure.tight_layout()
+  figure.savefig(path, dpi=100)
+  plt.close(figure)
+
+
+def plot_bars(values: Dict[str, Dict[str, Optional[float]]], ylabel: str,
+              title: str, path: str) -> None:
+  """Grouped bars: values[group][label]; missing values are left out."""
+  import matplotlib  # pylint: disable=g-import-not-at-top
+  matplotlib.use('Agg')
+  import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+  groups = list(values)
+  labels = sorted({label for group in values.values() for label in group})
+  width = 0.8 / max(len(labels), 1)
+  figure, axis = plt.subplots(figsize=(max(6, 1.5 * len(groups)), 4))
+  for i, label in enumerate(labels):
+    xs = [g + i * width for g, group in enumerate(groups)
+          if values[group].get(label) is not None]
+    ys = [values[group][label] for group in groups
+          if values[group].get(label) is not None]
+    axis.bar(xs, ys, width, label=label)
+  axis.axhline(1.0, color='grey', linestyle='--')
+  axis.set_xticks([g + width * (len(labels) - 1) / 2
+                   for g in range(len(groups))])
+  axis.set_xticklabels(groups, rotation=15, ha='right')
+  axis.set(ylabel=ylabel, title=title)
+  axis.legend()
+  figure.tight_layout()
+  figure.savefig(path, dpi=100)
+  plt.close(figure)

@@ -1,0 +1,43 @@
+"""Runs launch.train once per configuration, one after another, with
+progress (run i of N, elapsed, ETA). Each run is its own process: Launchpad
+keeps global launch state, so programs are not launched twice in one."""
+import os
+import subprocess
+import sys
+import time
+from typing import List, Sequence
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def run_all(commands: Sequence[List[str]], run_dirs: Sequence[str],
+            log=print) -> List[int]:
+  """Runs `python -m launch.train <args>` for each entry; returns exit codes.
+
+  A run whose summary.json already exists is skipped, so an interrupted
+  sweep resumes where it stopped.
+  """
+  codes = []
+  start = time.time()
+  for index, (args, run_dir) in enumerate(zip(commands, run_dirs)):
+    elapsed = time.time() - start
+    eta = (elapsed / index * (len(commands) - index)) if index else None
+    log(f'[sweep] run {index + 1}/{len(commands)}: {run_dir}  elapsed '
+        f'{elapsed / 60:.1f} min' + (f', ETA {eta / 60:.1f} min' if eta
+                                     else ''))
+    if os.path.exists(os.path.join(run_dir, 'summary.json')):
+      log('[sweep]   already done, skipped')
+      codes.append(0)
+      continue
+    os.makedirs(os.path.dirname(run_dir), exist_ok=True)
+    with open(os.path.join(os.path.dirname(run_dir),
+                           os.path.basename(run_dir) + '.log'), 'w') as out:
+      process = subprocess.run(
+          [sys.executable, '-m', 'launch.train', *args,
+           f'--run_dir={run_dir}', '--overwrite'],
+          cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, check=False)
+    codes.append(process.returncode)
+    if process.returncode:
+      log(f'[sweep]   exit code {process.returncode}; see {run_dir}.log')
+  log(f'[sweep] done in {(time.time() - start) / 60:.1f} min')
+  return codes

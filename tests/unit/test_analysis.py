@@ -1,0 +1,71 @@
+"""Time-to-target and the ActorQ comparison on synthetic runs."""
+import csv
+import json
+
+import pytest
+
+from launch import analysis
+from launch import reproduce_actorq
+from launch import run_dir as run_dir_lib
+
+
+def test_time_to_target_first_crossing():
+    curve = [(10.0, -900.0), (20.0, -400.0), (30.0, -150.0), (40.0, -300.0)]
+    assert analysis.time_to_target(curve, -400.0) == 20.0  # At, not above.
+    assert analysis.time_to_target(curve, -200.0) == 30.0
+
+
+def test_never_reached_is_none_not_infinity_or_zero():
+    curve = [(10.0, 1.0), (20.0, 2.0)]
+    assert analysis.time_to_target(curve, 5.0) is None
+    assert analysis.time_to_target([], 0.0) is None
+    assert analysis.ratio(None, 10.0) is None
+    assert analysis.ratio(10.0, None) is None
+    assert analysis.fmt(None, missing='not reached') == 'not reached'
+
+
+def test_target_rule_works_for_negative_rewards():
+    assert analysis.target_return(best=-150.0, floor=-1250.0) == pytest.approx(
+        -260.0)
+    assert analysis.target_return(best=500.0, floor=20.0, fraction=0.5) == 260.0
+
+
+def _fake_run(root, task, precision, curve, co2):
+    run_dir = root / 'runs' / task.replace(':', '_') / precision
+    run_dir.mkdir(parents=True)
+    appender = run_dir_lib.CsvAppender(str(run_dir / 'evaluator.csv'),
+                                       run_dir_lib.EVALUATOR_FIELDS)
+    for t, r in curve:
+        appender.append(dict(wall_time_s=t, actor_steps=0, learner_steps=0,
+                             episode_return=r))
+    summary = dict(final_return=curve[-1][1], best_return=max(r for _, r in curve),
+                   energy_kwh=co2 * 3, co2_kg=co2, actor_steps_per_s=100.0,
+                   model_bytes=1000, status='completed',
+                   baseline_returns={'random': -1200.0, 'zero_action': -900.0})
+    (run_dir / 'summary.json').write_text(json.dumps(summary))
+
+
+def test_compare_and_write_results(tmp_path):
+    task = 'd4pg:gym:Pendulum-v1'
+    _fake_run(tmp_path, task, 'fp32_tf',
+              [(10, -1100.0), (40, -300.0), (80, -150.0)], co2=2.0)
+    _fake_run(tmp_path, task, 'int8',
+              [(10, -1000.0), (20, -200.0), (30, -160.0)], co2=1.0)
+    _fake_run(tmp_path, task, 'fp16', [(10, -1100.0), (20, -1000.0)], co2=1.5)
+    rows = reproduce_actorq.write_results(str(tmp_path), [task],
+                                          ['fp32_tf', 'fp16', 'int8'], 0.9)
+    by_precision = {r['precision']: r for r in rows}
+    target = -1200.0 + 0.9 * (-150.0 + 1200.0)  # -255
+    assert by_precision['int8']['target_return'] == pytest.approx(target)
+    assert by_precision['fp32_tf']['time_to_target_s'] == 80.0
+    assert by_precision['int8']['time_to_target_s'] == 20.0
+    assert by_precision['int8']['speedup_vs_fp32_tf'] == pytest.approx(4.0)
+    assert by_precision['int8']['co2_ratio_vs_fp32_tf'] == pytest.approx(2.0)
+    assert by_precision['fp16']['time_to_target_s'] is None
+    assert by_precision['fp16']['speedup_vs_fp32_tf'] is None
+    results_md = (tmp_path / 'results.md').read_text()
+    assert 'not reached' in results_md and 'Target rule' in results_md
+    with open(tmp_path / 'results.csv') as handle:
+        assert len(list(csv.DictReader(handle))) == 3
+    for plot in ('speedup.png', 'co2.png', 'return_d4pg_gym_Pendulum-v1.png'):
+        assert (tmp_path / 'plots' / plot).stat().st_size > 1000
