@@ -3,6 +3,7 @@
 Pure functions over run directories, shared by the reproduce scripts, the
 notebooks and their tests.
 """
+import json
 import math
 import os
 from typing import Dict, List, Optional, Sequence, Tuple
@@ -16,6 +17,13 @@ def load_curve(run_dir: str) -> Curve:
   rows = run_dir_lib.read_csv(os.path.join(run_dir, run_dir_lib.EVALUATOR_CSV))
   return [(float(r['wall_time_s']), float(r['episode_return'])) for r in rows
           if r.get('episode_return') not in (None, '')]
+
+
+def load_json_if_exists(path: str):
+  if not os.path.exists(path):
+    return None
+  with open(path) as handle:
+    return json.load(handle)
 
 
 def target_return(best: float, floor: float, fraction: float = 0.9) -> float:
@@ -64,17 +72,24 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence]) -> str:
 def plot_curves(curves: Dict[str, Curve], title: str, path: str,
                 target: Optional[float] = None) -> None:
   """Return vs wall-clock time, one line per label."""
+  plot_series(curves, 'wall-clock time (s)', 'evaluation return', title,
+              path, target)
+
+
+def plot_series(series: Dict[str, Curve], xlabel: str, ylabel: str,
+                title: str, path: str,
+                horizontal: Optional[float] = None) -> None:
+  """One line per label; an optional dashed horizontal reference."""
   import matplotlib  # pylint: disable=g-import-not-at-top
   matplotlib.use('Agg')
   import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
   figure, axis = plt.subplots(figsize=(6, 4))
-  for label, curve in curves.items():
-    if curve:
-      axis.plot(*zip(*curve), marker='.', label=label)
-  if target is not None:
-    axis.axhline(target, color='grey', linestyle='--', label='target')
-  axis.set(xlabel='wall-clock time (s)', ylabel='evaluation return',
-           title=title)
+  for label, points in series.items():
+    if points:
+      axis.plot(*zip(*points), marker='.', label=label)
+  if horizontal is not None:
+    axis.axhline(horizontal, color='grey', linestyle='--', label='target')
+  axis.set(xlabel=xlabel, ylabel=ylabel, title=title)
   axis.legend()
   figure.tight_layout()
   figure.savefig(path, dpi=100)

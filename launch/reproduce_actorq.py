@@ -11,7 +11,6 @@ random + 0.9 * (best - random), where best is the best evaluation return any
 precision reached in that comparison and random the random-policy return.
 """
 import csv
-import json
 import os
 import sys
 
@@ -59,11 +58,7 @@ def _run_dir(out_dir, task, precision):
 
 
 def _load_summary(run_dir):
-  path = os.path.join(run_dir, 'summary.json')
-  if not os.path.exists(path):
-    return None
-  with open(path) as handle:
-    return json.load(handle)
+  return analysis.load_json_if_exists(os.path.join(run_dir, 'summary.json'))
 
 
 def compare_task(out_dir, task, precisions, fraction):

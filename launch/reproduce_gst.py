@@ -1,0 +1,161 @@
+r"""GST reproduction: dense vs iterative pruning vs GST on TD3.
+
+Same seed and env-step budget for every method; writes results.md,
+results.csv and PNG plots (CR over learner steps; return curves).
+
+  python -m launch.reproduce_gst --out_dir=runs/gst             # HalfCheetah
+  python -m launch.reproduce_gst --full --max_actor_steps=1000000
+"""
+import csv
+import os
+import sys
+from typing import Dict, List, Tuple
+
+from absl import app
+from absl import flags
+
+from launch import analysis
+from launch import run_dir as run_dir_lib
+from launch import sweep
+
+# name -> launch.train compression flags.
+METHODS = {
+    'dense': ['--compression=none'],
+    'prune': ['--compression=prune', '--gst_block_size=4'],
+    'gst_B2_s0.25': ['--compression=gst', '--gst_block_size=2',
+                     '--gst_s_shift=0.25'],
+    'gst_B2_s1.0': ['--compression=gst', '--gst_block_size=2',
+                    '--gst_s_shift=1.0'],
+    'gst_B4_s0.25': ['--compression=gst', '--gst_block_size=4',
+                     '--gst_s_shift=0.25'],
+    'gst_B4_s1.0': ['--compression=gst', '--gst_block_size=4',
+                    '--gst_s_shift=1.0'],
+}
+
+_OUT = flags.DEFINE_string('out_dir', 'runs/reproduce_gst', 'Output dir.')
+_FULL = flags.DEFINE_bool('full', False, 'Also gym:Humanoid-v4.')
+_ENVS = flags.DEFINE_list('envs', ['gym:HalfCheetah-v4'], 'Environments.')
+_METHODS = flags.DEFINE_list('methods', list(METHODS), 'Methods to compare.')
+_MAX_ACTOR_STEPS = flags.DEFINE_integer('max_actor_steps', 40_000,
+                                        'Env-step budget per run.')
+_MAX_SECONDS = flags.DEFINE_float('max_seconds', 600.0,
+                                  'Wall-clock safety cap per run.')
+_SEED = flags.DEFINE_integer('seed', 0, 'Same seed for every method.')
+_SPARSITY_FINAL = flags.DEFINE_float('sparsity_final', 0.9, 'Final target.')
+_BEGIN = flags.DEFINE_integer('prune_begin_step', 1000, 'Schedule start.')
+_END = flags.DEFINE_integer('prune_end_step', 6000, 'Schedule end.')
+_EXTRA = flags.DEFINE_list('train_args', [], 'Extra launch.train flags.')
+
+FIELDS = ('env', 'method', 'average_cr', 'final_cr', 'final_network_cr',
+          'final_return', 'best_return', 'final_vs_dense', 'best_vs_dense',
+          'learner_steps', 'status')
+
+
+def _run_dir(out_dir, env, method):
+  return os.path.join(out_dir, 'runs', env.replace(':', '_'), method)
+
+
+def cr_curve(run_dir: str) -> List[Tuple[float, float]]:
+  rows = run_dir_lib.read_csv(os.path.join(run_dir,
+                                           run_dir_lib.COMPRESSION_CSV))
+  return [(float(r['learner_step']), float(r['compressed_cr'])) for r in rows]
+
+
+def relative(value, dense):
+  """value / dense for positive dense returns; None when not meaningful."""
+  if value is None or dense is None or dense <= 0:
+    return None
+  return value / dense
+
+
+def compare_env(out_dir, env, methods) -> Tuple[List[Dict], Dict, Dict]:
+  summaries = {m: analysis.load_json_if_exists(
+      os.path.join(_run_dir(out_dir, env, m), 'summary.json'))
+               for m in methods}
+  dense = summaries.get('dense') or {}
+  rows, cr_curves, return_curves = [], {}, {}
+  for method, summary in summaries.items():
+    if not summary:
+      continue
+    run_dir = _run_dir(out_dir, env, method)
+    cr_curves[method] = cr_curve(run_dir)
+    return_curves[method] = analysis.load_curve(run_dir)
+    rows.append(dict(
+        env=env, method=method, average_cr=summary.get('average_cr'),
+        final_cr=summary.get('final_cr'),
+        final_network_cr=summary.get('final_network_cr'),
+        final_return=summary['final_return'],
+        best_return=summary['best_return'],
+        final_vs_dense=relative(summary['final_return'],
+                                dense.get('final_return')),
+        best_vs_dense=relative(summary['best_return'],
+                               dense.get('best_return')),
+        learner_steps=summary['learner_steps'], status=summary['status']))
+  return rows, cr_curves, return_curves
+
+
+def write_results(out_dir, envs, methods) -> List[Dict]:
+  plots = os.path.join(out_dir, 'plots')
+  os.makedirs(plots, exist_ok=True)
+  all_rows = []
+  for env in envs:
+    rows, cr_curves, return_curves = compare_env(out_dir, env, methods)
+    all_rows += rows
+    name = env.replace(':', '_')
+    analysis.plot_series(cr_curves, 'learner step', 'compressed-layer CR',
+                         f'{env}: compression ratio',
+                         os.path.join(plots, f'cr_{name}.png'))
+    analysis.plot_curves(return_curves, f'{env}: evaluation return',
+                         os.path.join(plots, f'return_{name}.png'))
+  with open(os.path.join(out_dir, 'results.csv'), 'w', newline='') as handle:
+    writer = csv.DictWriter(handle, FIELDS)
+    writer.writeheader()
+    writer.writerows(all_rows)
+  table = analysis.markdown_table(
+      ('env', 'method', 'average CR', 'final CR', 'final CR (network)',
+       'final return', 'best return', 'final / dense', 'best / dense',
+       'learner steps'),
+      [(r['env'], r['method'], analysis.fmt(r['average_cr']),
+        analysis.fmt(r['final_cr']), analysis.fmt(r['final_network_cr']),
+        analysis.fmt(r['final_return'], 4), analysis.fmt(r['best_return'], 4),
+        analysis.fmt(r['final_vs_dense']), analysis.fmt(r['best_vs_dense']),
+        r['learner_steps']) for r in all_rows])
+  with open(os.path.join(out_dir, 'results.md'), 'w') as handle:
+    handle.write(
+        '# GST reproduction\n\n'
+        f'Command: `{" ".join(sys.argv)}`\n\n'
+        'CR is over the compressed (hidden->hidden) layers unless marked '
+        '"network" (which counts the dense first/last layers and biases). '
+        'Average CR is the mean of the per-learner-step CR over the run. '
+        '"/ dense" is the return relative to the dense run with the same '
+        'seed and budget (n/a when the dense return is not positive).\n\n'
+        f'{table}\n\nPlots: `plots/`.\n')
+  return all_rows
+
+
+def main(argv):
+  del argv
+  envs = list(_ENVS.value) + (['gym:Humanoid-v4'] if _FULL.value else [])
+  unknown = [m for m in _METHODS.value if m not in METHODS]
+  if unknown:
+    sys.exit(f'reproduce_gst: unknown methods {unknown}; '
+             f'choose from {", ".join(METHODS)}')
+  commands, run_dirs = [], []
+  for env in envs:
+    for method in _METHODS.value:
+      commands.append([
+          '--agent=td3', f'--env={env}', '--actor_precision=int8',
+          '--num_actors=1', f'--max_actor_steps={_MAX_ACTOR_STEPS.value}',
+          f'--max_seconds={_MAX_SECONDS.value}', f'--seed={_SEED.value}',
+          f'--sparsity_final={_SPARSITY_FINAL.value}',
+          f'--prune_begin_step={_BEGIN.value}',
+          f'--prune_end_step={_END.value}', *METHODS[method], *_EXTRA.value])
+      run_dirs.append(_run_dir(_OUT.value, env, method))
+  sweep.run_all(commands, run_dirs)
+  write_results(_OUT.value, envs, _METHODS.value)
+  with open(os.path.join(_OUT.value, 'results.md')) as handle:
+    print(handle.read())
+
+
+if __name__ == '__main__':
+  app.run(main)
