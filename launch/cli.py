@@ -105,6 +105,10 @@ def make_run_config(*, agent: str, env: str, actor_precision: str,
     raise UsageError(str(error)) from error
   _choice('preset', preset, PRESETS)
   agent_config = make_agent_config(agent, env, agent_overrides, preset)
+  if launch_type == 'local_mt' and hasattr(agent_config, 'samples_per_insert'):
+    # A thread blocked in a rate-limited Reverb call cannot be stopped, so
+    # threaded runs use a min-size limiter only (replay ratio uncontrolled).
+    agent_config = dataclasses.replace(agent_config, samples_per_insert=None)
   agent_class, _ = agents.lookup(agent)
   kind = envs.action_kind(envs.make_environment(env, seed))
   if kind != agent_class.action_kind:

@@ -12,6 +12,7 @@ import time
 from typing import Any, Dict, Tuple
 
 import launchpad as lp
+from absl import flags
 
 from launch import baselines
 from launch import progress
@@ -23,6 +24,7 @@ from launch.program import build_program
 from quarl import carbon
 
 EXIT_OK, EXIT_FAILED, EXIT_INTERRUPTED = 0, 1, 130
+TERMINATION_NOTICE_S = 30
 
 # Quiet children: TF C++ info/warnings from every node drown the progress.
 _NODE_ENVIRONMENT = {'TF_CPP_MIN_LOG_LEVEL': '2', 'MUJOCO_GL': 'disable',
@@ -77,6 +79,9 @@ def _launch_and_wait(config: RunConfig) -> Tuple[str, str]:
   os.makedirs(node_tmp, exist_ok=True)
   os.environ['TMPDIR'] = node_tmp
   program = build_program(config)
+  # Seconds Launchpad lets nodes finish before killing the whole runtime
+  # (the launcher too): generous, since a loaded 2-core host is slow.
+  flags.FLAGS.lp_termination_notice_secs = TERMINATION_NOTICE_S
   if config.launch_type == 'local_mt':
     manager = lp.launch(program, launch_type='local_mt',
                         serialize_py_nodes=False)

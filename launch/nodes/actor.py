@@ -5,6 +5,7 @@ import acme
 import numpy as np
 from acme.utils import counting
 from acme.utils import loggers
+from acme.wrappers import base as wrapper_base
 
 from launch import run_dir as run_dir_lib
 from launch.config import RunConfig
@@ -13,6 +14,19 @@ from quarl import actors
 from quarl import envs
 
 STATS_PERIOD_S = 5.0
+
+
+class _StopRequested(Exception):
+  """Raised inside an episode so a stopping actor need not finish it."""
+
+
+class _StopAware(wrapper_base.EnvironmentWrapper):
+  """Checks Launchpad's stop before every env step (a cheap Event poll)."""
+
+  def step(self, action):
+    if common.stop_requested():
+      raise _StopRequested()
+    return self._environment.step(action)
 
 
 def make_policy_actor(agent, config: RunConfig, model_source, adder,
@@ -49,8 +63,8 @@ class ActorNode:
     common.exit_after_stop(config)
     seed = common.node_seed(config, 100 + actor_id)
     split = actors.TimeSplit()
-    environment = actors.TimedEnvironment(
-        envs.make_environment(config.env, seed), split)
+    environment = _StopAware(actors.TimedEnvironment(
+        envs.make_environment(config.env, seed), split))
     agent = common.make_agent(config, environment)
     exploration = agent.exploration(actor_id, config.num_actors)
     actor, refresher = make_policy_actor(
@@ -66,7 +80,10 @@ class ActorNode:
         run_dir_lib.ACTORS_FIELDS)
     steps, start, last_report = 0, time.time(), time.time()
     while not common.stop_requested():
-      steps += loop.run_episode()['episode_length']
+      try:
+        steps += loop.run_episode()['episode_length']
+      except _StopRequested:
+        break
       if time.time() - last_report >= STATS_PERIOD_S:
         last_report = time.time()
         stats.append(dict(

@@ -6,6 +6,7 @@ from typing import Callable, Optional
 
 import launchpad as lp
 import numpy as np
+from absl import logging
 
 import agents
 from launch.config import RunConfig
@@ -107,5 +108,9 @@ def guarded(node_name: str, config: RunConfig, run_fn: Callable[[], None]):
   try:
     run_fn()
   except Exception as error:  # pylint: disable=broad-except
+    if stop_requested():
+      # Peers (e.g. the replay server) are going away: an expected ending.
+      logging.info('%s ended during shutdown: %s', node_name, error)
+      return
     report_failure_and_stop(config, node_name, error)
     raise

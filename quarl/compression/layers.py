@@ -65,7 +65,11 @@ class CompressibleLinear(snt.Linear):
     super()._initialize(inputs)
     self.mask = tf.Variable(tf.ones(self.w.shape, self.w.dtype),
                             trainable=False, name='mask')
-    self.apply_constraint()
+    # A dense layer needs no constraint; skipping it keeps eager builds off
+    # tf.switch_case, which TF 2.8 can crash on when several threads build
+    # networks at once (Launchpad's local_mt runs every node as a thread).
+    if not tf.executing_eagerly() or self.phase != DENSE:
+      self.apply_constraint()
 
   @property
   def built(self) -> bool:

@@ -58,6 +58,12 @@ def trained(setup):
     return export
 
 
+def test_presets_and_flag_overrides():
+    assert config_for_env(ENV).q_layers == (256, 256)
+    paper = config_for_env(ENV, preset='paper', batch_size=32)
+    assert paper.q_layers == (2048, 2048, 2048) and paper.batch_size == 32
+
+
 def test_each_actor_gets_its_own_epsilon(setup):
     agent = setup[0]
     epsilons = [agent.exploration(i, 4) for i in range(4)]

@@ -1,0 +1,52 @@
+"""A real local_mp DQN program with int8 LiteRT actors on CartPole."""
+import csv
+import os
+
+from conftest import load_json
+from conftest import run_module
+
+CONTRACT_FILES = ('config.json', 'evaluator.csv', 'actors.csv',
+                  'quantizer.csv', 'summary.json')
+# 'Learned': the best greedy evaluation is this many times a random policy's
+# return (~22 on CartPole-v1, 500 at most).
+LEARNED_FACTOR = 3.0
+
+
+def _rows(path):
+    with open(path) as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_int8_dqn_learns_cartpole(tmp_path):
+    run_dir = tmp_path / 'run'
+    result = run_module(
+        'launch.train', '--agent=dqn', '--env=gym:CartPole-v1',
+        '--actor_precision=int8', '--num_actors=2', '--max_seconds=80',
+        '--publish_period=5s', '--seed=0', f'--run_dir={run_dir}')
+    tail = result.stdout[-3000:] + result.stderr[-3000:]
+    assert result.returncode == 0, tail
+    for name in CONTRACT_FILES:
+        assert (run_dir / name).exists(), name
+
+    summary = load_json(run_dir / 'summary.json')
+    assert summary['status'] == 'completed'
+    assert summary['agent'] == 'dqn'
+    assert summary['learner_steps'] > 0 and summary['actor_steps'] > 0
+    assert summary['publishes'] >= 5 and summary['model_bytes'] > 0
+    random_return = summary['baseline_returns']['random']
+    assert summary['best_return'] >= LEARNED_FACTOR * random_return, summary
+
+    publishes = _rows(run_dir / 'quantizer.csv')
+    assert {row['precision'] for row in publishes} == {'int8'}
+    # Greedy-action parity with fp32 is measured on every publish.
+    mismatches = [float(row['argmax_mismatch']) for row in publishes]
+    assert all(0.0 <= m <= 1.0 for m in mismatches)
+    assert any(row['calibration_source'] == 'replay' for row in publishes)
+
+    actors = _rows(run_dir / 'actors.csv')
+    epsilons = {row['actor_id']: float(row['exploration']) for row in actors}
+    assert set(epsilons) == {'0', '1'}
+    assert epsilons['0'] == 0.4 and epsilons['1'] < epsilons['0']
+    assert max(int(row['policy_version']) for row in actors) >= 3
+    assert len(_rows(run_dir / 'evaluator.csv')) >= 4
+    assert os.listdir(run_dir / 'checkpoints' / 'learner')
