@@ -1,6 +1,7 @@
 """TD3 for ActorQ and GST: our TF learner, exported as a deterministic policy."""
 import copy
 
+import numpy as np
 import reverb
 import sonnet as snt
 
@@ -18,6 +19,14 @@ class TD3Agent(interface.DeterministicPolicyAgent):
   def make_policy_network(self) -> snt.Module:
     return networks.make_policy_network(self.environment_spec.actions,
                                         self.config.policy_layers)
+
+  def exploration(self, actor_id: int, num_actors: int) -> float:
+    """The ladder is in units of the action half-range, as in the paper
+    (noise 0.1 * max_action); actors get it in action units. Our tasks share
+    one range across action dimensions, so its mean is that range."""
+    actions = self.environment_spec.actions
+    half_range = float(np.mean((actions.maximum - actions.minimum) / 2))
+    return super().exploration(actor_id, num_actors) * half_range
 
   def _critic(self) -> snt.Module:
     critic = networks.make_critic_network(self.config.critic_layers)

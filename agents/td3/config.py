@@ -32,8 +32,8 @@ class TD3Config:
   max_replay_size: int = 1_000_000
   # Learner samples per inserted transition (None: no rate limit).
   samples_per_insert: float = 64.0
-  # Actor i's Gaussian sigma (action units), log-spaced in [min, max]; one
-  # actor gets sqrt(min * max) = 0.1, the paper's value on [-1, 1] actions.
+  # Actor i's Gaussian sigma, log-spaced in [min, max] and in units of the
+  # action half-range; one actor gets sqrt(min * max) = 0.1, the paper's.
   sigma_min: float = 0.05
   sigma_max: float = 0.2
 

@@ -53,3 +53,23 @@ def test_int8_d4pg_learns_pendulum(tmp_path):
     evaluations = _rows(run_dir / 'evaluator.csv')
     assert len(evaluations) >= 4
     assert os.listdir(run_dir / 'checkpoints' / 'learner')
+
+    # Carbon accounting next to reward and time.
+    assert summary['energy_kwh'] >= 0 and summary['co2_kg'] >= 0
+    assert summary['tracking_mode']
+    assert {'learner', 'quantizer', 'actor_0', 'actor_1', 'evaluator'} <= set(
+        summary['node_cpu_seconds'])
+    with open(run_dir / 'emissions.csv') as handle:
+        assert 'energy_consumed' in handle.readline()
+
+
+def test_threaded_local_mt_launch_completes(tmp_path):
+    run_dir = tmp_path / 'mt'
+    result = run_module(
+        'launch.train', '--agent=d4pg', '--env=gym:Pendulum-v1',
+        '--actor_precision=fp16', '--num_actors=1', '--max_seconds=25',
+        '--launch_type=local_mt', f'--run_dir={run_dir}')
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    summary = load_json(run_dir / 'summary.json')
+    assert summary['status'] == 'completed'
+    assert summary['publishes'] >= 1 and summary['evaluations'] >= 1

@@ -85,8 +85,7 @@ def test_layers_parsing():
 
 
 def test_help_lists_the_documented_flags():
-    result = _train('--helpfull')
-    assert result.returncode == 0
+    result = _train('--helpfull')  # absl exits 1 after printing help.
     for flag in ('agent', 'env', 'actor_precision', 'num_actors',
                  'policy_layers', 'max_seconds', 'max_actor_steps',
                  'publish_period', 'seed', 'run_dir', 'launch_type'):
