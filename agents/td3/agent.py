@@ -1,4 +1,4 @@
-"""TD3 for ActorQ and GST: our TF learner, exported as a deterministic policy."""
+"""TD3 for ActorQ and GST: our TF learner; actors get its online policy."""
 import copy
 
 import numpy as np
@@ -28,7 +28,8 @@ class TD3Agent(interface.DeterministicPolicyAgent):
     half_range = float(np.mean((actions.maximum - actions.minimum) / 2))
     return super().exploration(actor_id, num_actors) * half_range
 
-  def _critic(self) -> snt.Module:
+  def make_critic_network(self) -> snt.Module:
+    """A fresh critic with its variables created."""
     critic = networks.make_critic_network(self.config.critic_layers)
     spec = self.environment_spec
     networks.create_variables(critic, spec.observations, spec.actions)
@@ -40,7 +41,7 @@ class TD3Agent(interface.DeterministicPolicyAgent):
     networks, so they stay dense and are never registered for compression."""
     config = self.config
     policy = self.export_policy()
-    critics = (self._critic(), self._critic())
+    critics = (self.make_critic_network(), self.make_critic_network())
     learner = TD3Learner(
         policy_network=policy,
         critic_networks=critics,

@@ -10,7 +10,7 @@ after each step's optimizer updates, so a compression controller can
 re-impose masks or circulant projections before the targets average them in.
 """
 import time
-from typing import Callable, Dict, Iterator, List, Optional, Sequence
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
 
 import acme
 import numpy as np
@@ -89,7 +89,7 @@ class TD3Learner(acme.Learner):
     return int(self._num_steps.numpy())
 
   @property
-  def state(self) -> Dict[str, tf.Module]:
+  def state(self) -> Dict[str, Any]:
     """Everything a checkpoint needs to resume this learner exactly."""
     return {
         'policy': self._policy,
@@ -104,6 +104,7 @@ class TD3Learner(acme.Learner):
     }
 
   def step(self) -> None:
+    """Critics; every `policy_update_period` steps the policy and targets."""
     transitions: types.Transition = next(self._iterator).data
     update_policy = (self.num_steps + 1) % self._policy_update_period == 0
 

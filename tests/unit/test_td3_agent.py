@@ -57,7 +57,7 @@ def make_learner(**kwargs):
   tf.random.set_seed(0)
   agent = AGENT_CLASS(SPEC, config_for_env('test', **SMALL))
   policy = agent.export_policy()
-  critics = (agent._critic(), agent._critic())  # pylint: disable=protected-access
+  critics = (agent.make_critic_network(), agent.make_critic_network())
   learner = TD3Learner(
       policy, critics, copy.deepcopy(policy), copy.deepcopy(critics),
       SPEC.actions, fixed_batches(), **kwargs)
@@ -132,9 +132,23 @@ def test_gst_controller_keeps_layers_circulant():
     np.testing.assert_allclose(layer.w.numpy(), kernel, atol=1e-6)
 
 
+def test_state_checkpoint_resumes_the_learner(tmp_path):
+  learner, policy, _ = make_learner()
+  for _ in range(3):
+    learner.step()
+  path = tf.train.Checkpoint(**learner.state).save(str(tmp_path / 'td3'))
+  resumed, resumed_policy, _ = make_learner()
+  # Adam moments restore on the first update (created lazily).
+  status = tf.train.Checkpoint(**resumed.state).restore(path)
+  status.assert_existing_objects_matched()
+  assert resumed.num_steps == 3
+  for a, b in zip(values(policy), values(resumed_policy)):
+    np.testing.assert_array_equal(a, b)
+
+
 def test_default_exploration_is_the_papers():
   agent = AGENT_CLASS(SPEC, config_for_env('gym:HalfCheetah-v4'))
-  assert agent.exploration(0, 1) == pytest.approx(0.1)
+  assert agent.exploration(0, 1) == pytest.approx(0.2)  # 0.1 * max action.
   sigmas = [agent.exploration(i, 4) for i in range(4)]
   assert sigmas == sorted(sigmas, reverse=True)
 
