@@ -116,6 +116,11 @@ class Agent(abc.ABC):
                 ) -> Callable[[np.ndarray], np.ndarray]:
     """Exported-model output -> action, exploring at `exploration`."""
 
+  def warmup_steps(self, num_actors: int) -> int:
+    """Uniform-random actions each actor takes first (0: none)."""
+    del num_actors
+    return 0
+
   def greedy(self) -> Callable[[np.ndarray], np.ndarray]:
     return self.behaviour(0.0, np.random.default_rng(0))
 

@@ -21,7 +21,7 @@ from agents.dqn.config import DQNConfig
 from quarl.actors import exploration as exploration_lib
 
 # Acme's DQNLearner writes its priority updates to this table name.
-REPLAY_TABLE = reverb_adders.DEFAULT_PRIORITY_TABLE
+REPLAY_TABLE = interface.REPLAY_TABLE
 
 
 class _Learner(learning.DQNLearner):

@@ -28,6 +28,9 @@ class TD3Agent(interface.DeterministicPolicyAgent):
     half_range = float(np.mean((actions.maximum - actions.minimum) / 2))
     return super().exploration(actor_id, num_actors) * half_range
 
+  def warmup_steps(self, num_actors: int) -> int:
+    return self.config.random_warmup_steps // num_actors
+
   def make_critic_network(self) -> snt.Module:
     """A fresh critic with its variables created."""
     critic = networks.make_critic_network(self.config.critic_layers)

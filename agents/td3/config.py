@@ -29,6 +29,8 @@ class TD3Config:
   target_noise_clip: float = 0.5
   # The paper waits 10k steps (uniform actions) before learning.
   min_replay_size: int = 10_000
+  # Uniform-random env steps across all actors before the policy acts.
+  random_warmup_steps: int = 10_000
   max_replay_size: int = 1_000_000
   # Learner samples per inserted transition (None: no rate limit).
   samples_per_insert: float = 64.0

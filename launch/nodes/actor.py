@@ -72,6 +72,9 @@ class ActorNode:
         exploration, np.random.default_rng(seed))
     if actor is None:  # Stopped before the first model arrived.
       return
+    actor = actors.RandomWarmupActor(
+        actor, agent.environment_spec.actions,
+        agent.warmup_steps(config.num_actors), np.random.default_rng(seed))
     loop = acme.EnvironmentLoop(
         environment, actors.TimedActor(actor, split),
         counting.Counter(self._counter, 'actor'), loggers.NoOpLogger())

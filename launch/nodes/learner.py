@@ -64,6 +64,10 @@ class LearnerNode:
     with self._controller_lock:
       self._controller.observe_return(float(value))
 
+  def _constrain(self, learner_step: int) -> None:
+    with self._controller_lock:
+      self._controller.after_optimizer_step(learner_step)
+
   def save(self) -> str:
     return self._manager.save()
 
@@ -83,15 +87,19 @@ class LearnerNode:
     common.exit_after_stop(self._config, before_exit=self.save)
     log_every = self._config.compression.log_every
     step = int(self._controller.learner_step.numpy())
-    with self._controller_lock:
-      self._controller.after_optimizer_step(step)  # Circulant from step 0.
+    self._constrain(step)  # Circulant (GST) from step 0.
     self._log_compression()
+    # Learners with an after_update hook (TD3) constrain inside step(),
+    # before their target networks average the weights; others after it.
+    constrains_itself = hasattr(self._learner, 'after_update')
+    if constrains_itself:
+      self._learner.after_update = self._constrain  # Its own step count.
     last_save = time.time()
     while not common.stop_requested():
       self._learner.step()
       step += 1
-      with self._controller_lock:
-        self._controller.after_optimizer_step(step)
+      if not constrains_itself:
+        self._constrain(step)
       if step % log_every == 0:
         self._log_compression()
       if time.time() - last_save > self._config.checkpoint_period_s:

@@ -10,3 +10,4 @@ from quarl.actors.model_refresher import ModelRefresher
 from quarl.actors.timing import TimedActor
 from quarl.actors.timing import TimedEnvironment
 from quarl.actors.timing import TimeSplit
+from quarl.actors.warmup import RandomWarmupActor

@@ -21,7 +21,7 @@ def test_int8_dqn_learns_cartpole(tmp_path):
     run_dir = tmp_path / 'run'
     result = run_module(
         'launch.train', '--agent=dqn', '--env=gym:CartPole-v1',
-        '--actor_precision=int8', '--num_actors=2', '--max_seconds=80',
+        '--actor_precision=int8', '--num_actors=2', '--max_seconds=90',
         '--publish_period=5s', '--seed=0', f'--run_dir={run_dir}')
     tail = result.stdout[-3000:] + result.stderr[-3000:]
     assert result.returncode == 0, tail
@@ -31,10 +31,15 @@ def test_int8_dqn_learns_cartpole(tmp_path):
     summary = load_json(run_dir / 'summary.json')
     assert summary['status'] == 'completed'
     assert summary['agent'] == 'dqn'
-    assert summary['learner_steps'] > 0 and summary['actor_steps'] > 0
+    # On an overloaded machine node start-up can eat most of the budget; the
+    # evaluations (wall_time_s of the first) show when that happened.
+    evaluations = _rows(run_dir / 'evaluator.csv')
+    assert summary['learner_steps'] > 0 and summary['actor_steps'] > 0, (
+        evaluations)
     assert summary['publishes'] >= 5 and summary['model_bytes'] > 0
     random_return = summary['baseline_returns']['random']
-    assert summary['best_return'] >= LEARNED_FACTOR * random_return, summary
+    assert summary['best_return'] >= LEARNED_FACTOR * random_return, (
+        summary, evaluations)
 
     publishes = _rows(run_dir / 'quantizer.csv')
     assert {row['precision'] for row in publishes} == {'int8'}
@@ -48,5 +53,5 @@ def test_int8_dqn_learns_cartpole(tmp_path):
     assert set(epsilons) == {'0', '1'}
     assert epsilons['0'] == 0.4 and epsilons['1'] < epsilons['0']
     assert max(int(row['policy_version']) for row in actors) >= 3
-    assert len(_rows(run_dir / 'evaluator.csv')) >= 4
+    assert len(evaluations) >= 4
     assert os.listdir(run_dir / 'checkpoints' / 'learner')
