@@ -88,9 +88,22 @@ class Agent(abc.ABC):
   def replay_tables(self) -> List[reverb.Table]:
     """The learner's table(s) and the calibration table."""
 
-  @abc.abstractmethod
   def make_adder(self, replay_client: reverb.Client) -> adders.Adder:
-    """Adder writing actor transitions to every table in replay_tables()."""
+    """N-step transitions (config.n_step, config.discount) into the
+    learner's table (new items at priority 1) and the calibration table."""
+    return reverb_adders.NStepTransitionAdder(
+        client=reverb_compat.AdderClient(replay_client),
+        n_step=self.config.n_step,
+        discount=self.config.discount,
+        priority_fns={REPLAY_TABLE: None, CALIBRATION_TABLE: None})
+
+  def replay_dataset(self, replay_client: reverb.Client) -> tf.data.Dataset:
+    """Batches of N-step transitions (reverb.ReplaySample) for the learner."""
+    return datasets.make_reverb_dataset(
+        table=REPLAY_TABLE,
+        server_address=replay_client.server_address,
+        batch_size=self.config.batch_size,
+        prefetch_size=4)
 
   @abc.abstractmethod
   def make_learner(self, replay_client: reverb.Client, counter,
@@ -102,10 +115,28 @@ class Agent(abc.ABC):
     """Fresh deterministic network (obs -> action or Q-values), variables in
     the same order as the learner's 'policy' variables."""
 
-  @abc.abstractmethod
   def make_tf_actor(self, variable_source: acme.VariableSource,
-                    adder: adders.Adder, exploration: float) -> acme.Actor:
-    """The stock Acme TF actor (fp32_tf baseline); exploration=0 is greedy."""
+                    adder: Optional[adders.Adder], exploration: float,
+                    variable_update_period: int = 1000) -> acme.Actor:
+    """The stock Acme TF actor (fp32_tf baseline); exploration=0 is greedy.
+
+    It pulls the learner's variables every `variable_update_period` calls to
+    update() (Acme's default: every 1000 env steps); the evaluator asks for
+    every call, since it updates once per evaluation.
+    """
+    policy = self.export_policy()
+    variable_client = variable_utils.VariableClient(
+        variable_source, {'policy': policy.variables},
+        update_period=variable_update_period)
+    variable_client.update_and_wait()
+    return tf_actors.FeedForwardActor(
+        self.tf_behaviour_network(policy, exploration), adder,
+        variable_client)
+
+  @abc.abstractmethod
+  def tf_behaviour_network(self, policy: snt.Module,
+                           exploration: float) -> snt.Module:
+    """TF graph of behaviour() around the exported network, for fp32_tf."""
 
   @abc.abstractmethod
   def exploration(self, actor_id: int, num_actors: int) -> float:
@@ -156,39 +187,19 @@ class DeterministicPolicyAgent(Agent):
         signature=signature)
     return [replay, calibration_table(signature)]
 
-  def make_adder(self, replay_client: reverb.Client) -> adders.Adder:
-    return reverb_adders.NStepTransitionAdder(
-        client=reverb_compat.AdderClient(replay_client),
-        n_step=self.config.n_step,
-        discount=self.config.discount,
-        priority_fns={REPLAY_TABLE: None, CALIBRATION_TABLE: None})
-
-  def replay_dataset(self, replay_client: reverb.Client) -> tf.data.Dataset:
-    """Batches of N-step transitions (reverb.ReplaySample) for the learner."""
-    return datasets.make_reverb_dataset(
-        table=REPLAY_TABLE,
-        server_address=replay_client.server_address,
-        batch_size=self.config.batch_size,
-        prefetch_size=4)
-
   def export_policy(self) -> snt.Module:
     """Also the learner's online policy: built alike, variables alike."""
     policy = self.make_policy_network()
     tf2_utils.create_variables(policy, [self.environment_spec.observations])
     return policy
 
-  def make_tf_actor(self, variable_source: acme.VariableSource,
-                    adder: adders.Adder, exploration: float) -> acme.Actor:
-    policy = self.export_policy()
+  def tf_behaviour_network(self, policy: snt.Module,
+                           exploration: float) -> snt.Module:
     layers = [policy]
     if exploration > 0:
       layers += [acme_networks.ClippedGaussian(exploration),
                  acme_networks.ClipToSpec(self.environment_spec.actions)]
-    variable_client = variable_utils.VariableClient(
-        variable_source, {'policy': policy.variables}, update_period=1000)
-    variable_client.update_and_wait()
-    return tf_actors.FeedForwardActor(snt.Sequential(layers), adder,
-                                      variable_client)
+    return snt.Sequential(layers)
 
   def exploration(self, actor_id: int, num_actors: int) -> float:
     return exploration_lib.sigma_ladder(actor_id, num_actors,

@@ -1,21 +1,15 @@
 """DQN for ActorQ: Acme's TF learner, exported as the Q-network itself."""
 from typing import Callable, List
 
-import acme
 import numpy as np
 import reverb
 import sonnet as snt
 import trfl
-from acme import adders
-from acme import datasets
 from acme.adders import reverb as reverb_adders
-from acme.agents.tf import actors as tf_actors
 from acme.agents.tf.dqn import learning
 from acme.tf import utils as tf2_utils
-from acme.tf import variable_utils
 
 from agents import interface
-from agents import reverb_compat
 from agents.dqn import networks
 from agents.dqn.config import DQNConfig
 from quarl.actors import exploration as exploration_lib
@@ -68,23 +62,11 @@ class DQNAgent(interface.Agent):
         signature=signature)
     return [replay, interface.calibration_table(signature)]
 
-  def make_adder(self, replay_client: reverb.Client) -> adders.Adder:
-    # New transitions enter the prioritised table at priority 1.
-    return reverb_adders.NStepTransitionAdder(
-        client=reverb_compat.AdderClient(replay_client),
-        n_step=self.config.n_step,
-        discount=self.config.discount,
-        priority_fns={REPLAY_TABLE: None, interface.CALIBRATION_TABLE: None})
-
   def make_learner(self, replay_client: reverb.Client, counter,
                    logger) -> interface.LearnerBundle:
     config = self.config
     network, target_network = self._q_network(), self._q_network()
-    dataset = datasets.make_reverb_dataset(
-        table=REPLAY_TABLE,
-        server_address=replay_client.server_address,
-        batch_size=config.batch_size,
-        prefetch_size=4)
+    dataset = self.replay_dataset(replay_client)
     learner = _Learner(
         network=network,
         target_network=target_network,
@@ -108,19 +90,13 @@ class DQNAgent(interface.Agent):
   def export_policy(self) -> snt.Module:
     return self._q_network()
 
-  def make_tf_actor(self, variable_source: acme.VariableSource,
-                    adder: adders.Adder, exploration: float) -> acme.Actor:
-    q_network = self.export_policy()
-    behaviour_network = snt.Sequential([
-        q_network,
+  def tf_behaviour_network(self, policy: snt.Module,
+                           exploration: float) -> snt.Module:
+    return snt.Sequential([
+        policy,
         # epsilon == 0 is greedy (ties broken at random).
         lambda q: trfl.epsilon_greedy(q, exploration).sample(),
     ])
-    variable_client = variable_utils.VariableClient(
-        variable_source, {'policy': q_network.variables}, update_period=1000)
-    variable_client.update_and_wait()
-    return tf_actors.FeedForwardActor(behaviour_network, adder,
-                                      variable_client)
 
   def exploration(self, actor_id: int, num_actors: int) -> float:
     return exploration_lib.epsilon_ladder(actor_id, num_actors,

@@ -30,11 +30,14 @@ class _StopAware(wrapper_base.EnvironmentWrapper):
 
 
 def make_policy_actor(agent, config: RunConfig, model_source, adder,
-                      exploration: float, rng: np.random.Generator):
+                      exploration: float, rng: np.random.Generator,
+                      variable_update_period: int = 1000):
   """LiteRT actor on the quantizer's models, or Acme's TF actor on the
-  learner's variables; returns (actor, refresher or None)."""
+  learner's variables (pulled every `variable_update_period` update() calls);
+  returns (actor, refresher or None)."""
   if not config.quantized:
-    return agent.make_tf_actor(model_source, adder, exploration), None
+    return agent.make_tf_actor(model_source, adder, exploration,
+                               variable_update_period), None
   refresher = actors.ModelRefresher(model_source.get_model).start()
   while not refresher.wait_for_first_model(1.0):
     if common.stop_requested():

@@ -43,12 +43,15 @@ class EvaluatorNode:
     seed = common.node_seed(config, 99)
     environment = envs.make_environment(config.env, seed)
     agent = common.make_agent(config, environment)
+    # The TF baseline pulls variables on every update() call, which the loop
+    # below makes exactly once per evaluation (not once per env step).
     actor, refresher = actor_node.make_policy_actor(
         agent, config, self._model_source, None, 0.0,
-        np.random.default_rng(seed))
+        np.random.default_rng(seed), variable_update_period=1)
     if actor is None:  # Stopped before the first model arrived.
       return
-    loop = acme.EnvironmentLoop(environment, actor, logger=loggers.NoOpLogger())
+    loop = acme.EnvironmentLoop(environment, actor, should_update=False,
+                                logger=loggers.NoOpLogger())
     evaluations = run_dir_lib.CsvAppender(
         common.run_path(config, run_dir_lib.EVALUATOR_CSV),
         run_dir_lib.EVALUATOR_FIELDS)
