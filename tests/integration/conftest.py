@@ -1,4 +1,5 @@
 """Integration tests launch real Launchpad programs; all are marked."""
+import csv
 import json
 import os
 import subprocess
@@ -26,3 +27,23 @@ def run_module(module, *args, timeout=600):
 def load_json(path):
     with open(path) as handle:
         return json.load(handle)
+
+
+CONTRACT_FILES = ('config.json', 'evaluator.csv', 'actors.csv',
+                  'quantizer.csv', 'summary.json', 'emissions.csv')
+
+
+def rows(path):
+    with open(path) as handle:
+        return list(csv.DictReader(handle))
+
+
+def train_and_check_contract(run_dir, *flags):
+    """Runs launch.train to completion; returns its summary.json."""
+    result = run_module('launch.train', *flags, f'--run_dir={run_dir}')
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    for name in CONTRACT_FILES:
+        assert (run_dir / name).exists(), name
+    summary = load_json(run_dir / 'summary.json')
+    assert summary['status'] == 'completed'
+    return summary

@@ -1,32 +1,16 @@
 """A real local_mp D4PG program with int8 LiteRT actors, end to end."""
-import csv
 import os
 
-from conftest import load_json
-from conftest import run_module
-
-CONTRACT_FILES = ('config.json', 'evaluator.csv', 'actors.csv',
-                  'quantizer.csv', 'summary.json')
-
-
-def _rows(path):
-    with open(path) as handle:
-        return list(csv.DictReader(handle))
+from conftest import rows as _rows
+from conftest import train_and_check_contract
 
 
 def test_int8_d4pg_learns_pendulum(tmp_path):
     run_dir = tmp_path / 'run'
-    result = run_module(
-        'launch.train', '--agent=d4pg', '--env=gym:Pendulum-v1',
+    summary = train_and_check_contract(
+        run_dir, '--agent=d4pg', '--env=gym:Pendulum-v1',
         '--actor_precision=int8', '--num_actors=2', '--max_seconds=80',
-        '--publish_period=5s', '--seed=0', f'--run_dir={run_dir}')
-    tail = result.stdout[-3000:] + result.stderr[-3000:]
-    assert result.returncode == 0, tail
-    for name in CONTRACT_FILES:
-        assert (run_dir / name).exists(), name
-
-    summary = load_json(run_dir / 'summary.json')
-    assert summary['status'] == 'completed'
+        '--publish_period=5s', '--seed=0')
     for key in ('agent', 'env', 'actor_precision', 'num_actors', 'wall_s',
                 'actor_steps', 'learner_steps', 'final_return', 'best_return',
                 'publishes', 'model_bytes'):
@@ -64,12 +48,8 @@ def test_int8_d4pg_learns_pendulum(tmp_path):
 
 
 def test_threaded_local_mt_launch_completes(tmp_path):
-    run_dir = tmp_path / 'mt'
-    result = run_module(
-        'launch.train', '--agent=d4pg', '--env=gym:Pendulum-v1',
+    summary = train_and_check_contract(
+        tmp_path / 'mt', '--agent=d4pg', '--env=gym:Pendulum-v1',
         '--actor_precision=fp16', '--num_actors=1', '--max_seconds=25',
-        '--launch_type=local_mt', f'--run_dir={run_dir}')
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    summary = load_json(run_dir / 'summary.json')
-    assert summary['status'] == 'completed'
+        '--launch_type=local_mt')
     assert summary['publishes'] >= 1 and summary['evaluations'] >= 1

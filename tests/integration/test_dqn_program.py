@@ -1,35 +1,19 @@
 """A real local_mp DQN program with int8 LiteRT actors on CartPole."""
-import csv
 import os
 
-from conftest import load_json
-from conftest import run_module
-
-CONTRACT_FILES = ('config.json', 'evaluator.csv', 'actors.csv',
-                  'quantizer.csv', 'summary.json')
+from conftest import rows as _rows
+from conftest import train_and_check_contract
 # 'Learned': the best greedy evaluation is this many times a random policy's
 # return (~22 on CartPole-v1, 500 at most).
 LEARNED_FACTOR = 3.0
 
 
-def _rows(path):
-    with open(path) as handle:
-        return list(csv.DictReader(handle))
-
-
 def test_int8_dqn_learns_cartpole(tmp_path):
     run_dir = tmp_path / 'run'
-    result = run_module(
-        'launch.train', '--agent=dqn', '--env=gym:CartPole-v1',
+    summary = train_and_check_contract(
+        run_dir, '--agent=dqn', '--env=gym:CartPole-v1',
         '--actor_precision=int8', '--num_actors=2', '--max_seconds=90',
-        '--publish_period=5s', '--seed=0', f'--run_dir={run_dir}')
-    tail = result.stdout[-3000:] + result.stderr[-3000:]
-    assert result.returncode == 0, tail
-    for name in CONTRACT_FILES:
-        assert (run_dir / name).exists(), name
-
-    summary = load_json(run_dir / 'summary.json')
-    assert summary['status'] == 'completed'
+        '--publish_period=5s', '--seed=0')
     assert summary['agent'] == 'dqn'
     # On an overloaded machine node start-up can eat most of the budget; the
     # evaluations (wall_time_s of the first) show when that happened.
