@@ -203,6 +203,11 @@ class GstController(CompressionController):
     return self.clock.sparsity()
 
   def observe_return(self, value: float) -> None:
+    # Before the schedule starts nothing is pruned yet, and an untrained
+    # policy's return (on HalfCheetah: ~0, better than early learning's)
+    # must not become the bar that later returns are held to.
+    if int(self.clock.tick.numpy()) < self.clock.schedule.begin_step:
+      return
     self.clock.observe(value)
 
   def _advance(self, steps: int) -> None:

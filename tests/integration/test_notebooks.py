@@ -25,6 +25,19 @@ BUDGET_S = '25'
 CELL_TIMEOUT_S = 420  # quickstart's training cell runs two Launchpad programs
 
 
+def _diagnostics(notebook, run_root, limit=4000):
+    """What a failed cell printed, and any node tracebacks its runs left."""
+    printed = ''.join(output.get('text', '') for cell in notebook.cells
+                      if cell.cell_type == 'code' for output in cell.outputs
+                      if output.output_type == 'stream')
+    parts = [f'--- notebook output (tail) ---\n{printed[-limit:]}']
+    for path in sorted(glob.glob(str(run_root / '**' / 'node_errors.log'),
+                              recursive=True)):
+        with open(path) as handle:
+            parts.append(f'--- {path} ---\n{handle.read()[-limit:]}')
+    return '\n'.join(parts)
+
+
 @pytest.fixture(scope='module')
 def kernel_dirs(tmp_path_factory):
     """A kernelspec for sys.executable under a fresh prefix."""
@@ -58,8 +71,12 @@ def test_notebook_runs(path, kernel_dirs, tmp_path, monkeypatch):
     client = nbclient.NotebookClient(
         notebook, kernel_name=KERNEL_NAME, timeout=CELL_TIMEOUT_S,
         resources={'metadata': {'path': ROOT}})
-    # Raises CellExecutionError (naming the cell and its traceback) on error.
-    client.execute()
+    try:
+        client.execute()
+    except (nbclient.exceptions.CellExecutionError,
+            nbclient.exceptions.CellTimeoutError) as error:
+        pytest.fail(f'{error}\n{_diagnostics(notebook, tmp_path / "runs")}',
+                    pytrace=False)
     errors = [output for cell in notebook.cells if cell.cell_type == 'code'
               for output in cell.outputs if output.output_type == 'error']
     assert not errors, errors

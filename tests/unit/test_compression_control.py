@@ -94,6 +94,21 @@ def test_hand_over_happens_at_s_shift_target(block, s_shift):
     assert target - one_group < layer.compression_ratio() <= target
 
 
+def test_returns_before_the_schedule_starts_set_no_bar():
+  # An untrained policy's return (here 0, better than early learning's -500)
+  # observed before begin_step must not pause the clock afterwards.
+  ctl = controller.GstController(_layers((16, 16)), block_size=4,
+                                 s_final=0.9, begin_step=10, end_step=100,
+                                 reward_window=2, patience=2)
+  ctl.observe_return(0.0)
+  ctl.after_optimizer_step(10)
+  for step, value in ((20, -500.0), (30, -450.0), (40, -400.0)):
+    ctl.observe_return(value)
+    ctl.after_optimizer_step(step)
+  assert not ctl.clock.paused
+  assert int(ctl.clock.tick.numpy()) == 40
+
+
 def test_gst_cr_from_step_zero_while_pruning_starts_dense():
   knobs = dict(s_final=0.9, begin_step=5, end_step=50, block_size=4)
   gst = controller.make_controller('gst', _layers((16, 16)), **knobs)
