@@ -19,7 +19,7 @@ SUMMARY_JSON = 'summary.json'
 CONFIG_JSON = 'config.json'
 
 EVALUATOR_FIELDS = ('wall_time_s', 'actor_steps', 'learner_steps',
-                    'episode_return', 'policy_version')
+                    'episode_return', 'policy_version', 'fp32_return')
 ACTORS_FIELDS = ('wall_time_s', 'actor_id', 'exploration', 'steps',
                  'steps_per_s', 'mean_inference_us', 'policy_version',
                  'load_failures', 'env_s', 'inference_s', 'adder_s',

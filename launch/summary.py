@@ -31,6 +31,7 @@ def build_summary(config: RunConfig, wall_s: float, status: str,
                if int(r['version']) >= 0]
   compression = run_dir_lib.read_csv(path(run_dir_lib.COMPRESSION_CSV))
   returns = _floats(evaluations, 'episode_return')
+  fp32_returns = _floats(evaluations, 'fp32_return')
   last = evaluations[-1] if evaluations else {}
   summary = dict(
       status=status,
@@ -45,6 +46,7 @@ def build_summary(config: RunConfig, wall_s: float, status: str,
       evaluations=len(returns),
       final_return=returns[-1] if returns else None,
       best_return=max(returns) if returns else None,
+      final_fp32_return=fp32_returns[-1] if fp32_returns else None,
       actor_steps_per_s=sum(_floats(actor_rows, 'steps_per_s')),
       mean_inference_us=(sum(_floats(actor_rows, 'mean_inference_us')) /
                          len(actor_rows) if actor_rows else None),

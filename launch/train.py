@@ -51,6 +51,9 @@ _RESUME = flags.DEFINE_bool(
     'resume', False, 'Continue the learner from --run_dir\'s checkpoint.')
 _EVAL_EPISODES = flags.DEFINE_integer('eval_episodes', 3,
                                       'Episodes per evaluation.')
+_EVAL_FP32 = flags.DEFINE_bool(
+    'eval_fp32', False, 'Also evaluate the learner\'s fp32 policy next to the '
+    'quantized one (evaluator.csv fp32_return): reward parity.')
 _LAUNCH_TYPE = flags.DEFINE_string(
     'launch_type', 'local_mp', f'{cli.LAUNCH_TYPES}: processes or threads.')
 _BATCH_SIZE = flags.DEFINE_integer('batch_size', None, 'Learner batch size.')
@@ -119,7 +122,8 @@ def config_from_flags():
       seed=_SEED.value, max_seconds=_MAX_SECONDS.value,
       max_actor_steps=_MAX_ACTOR_STEPS.value,
       publish_period=_PUBLISH_PERIOD.value,
-      eval_episodes=_EVAL_EPISODES.value, launch_type=_LAUNCH_TYPE.value,
+      eval_episodes=_EVAL_EPISODES.value, eval_fp32=_EVAL_FP32.value,
+      launch_type=_LAUNCH_TYPE.value,
       agent_overrides=overrides, compression=compression,
       country_iso_code=_COUNTRY.value, preset=_PRESET.value,
       resume=_RESUME.value)

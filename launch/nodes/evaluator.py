@@ -27,6 +27,20 @@ class EvaluatorNode:
     self._counter = counter
     self._config = config
 
+  def _fp32_evaluation(self, agent, seed: int):
+    """The learner's fp32 policy (stock TF actor) on its own env copy, for
+    reward parity with the quantized model: (actor, loop)."""
+    actor = agent.make_tf_actor(self._learner, None, 0.0,
+                                variable_update_period=1)
+    return actor, acme.EnvironmentLoop(
+        envs.make_environment(self._config.env, seed), actor,
+        should_update=False, logger=loggers.NoOpLogger())
+
+  def _fp32_return(self, actor, loop: acme.EnvironmentLoop) -> float:
+    actor.update(wait=True)  # The learner's newest variables.
+    return float(np.mean([loop.run_episode()['episode_return']
+                          for _ in range(self._config.eval_episodes)]))
+
   def _budget_spent(self, counts) -> bool:
     config = self._config
     if common.wall_time_s(config) >= config.max_seconds:
@@ -52,6 +66,8 @@ class EvaluatorNode:
       return
     loop = acme.EnvironmentLoop(environment, actor, should_update=False,
                                 logger=loggers.NoOpLogger())
+    fp32 = self._fp32_evaluation(agent, seed) if (
+        config.eval_fp32 and config.quantized) else None
     evaluations = run_dir_lib.CsvAppender(
         common.run_path(config, run_dir_lib.EVALUATOR_CSV),
         run_dir_lib.EVALUATOR_FIELDS)
@@ -66,7 +82,9 @@ class EvaluatorNode:
       counts = counter.get_counts()
       mean_return = float(np.mean(returns))
       self._learner.observe_return(mean_return)
+      fp32_return = self._fp32_return(*fp32) if fp32 else ''
       evaluations.append(dict(
+          fp32_return=fp32_return,
           wall_time_s=common.wall_time_s(config),
           actor_steps=counts.get('actor_steps', 0),
           learner_steps=counts.get('learner_steps', 0),

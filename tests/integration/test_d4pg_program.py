@@ -10,7 +10,7 @@ def test_int8_d4pg_learns_pendulum(tmp_path):
     summary = train_and_check_contract(
         run_dir, '--agent=d4pg', '--env=gym:Pendulum-v1',
         '--actor_precision=int8', '--num_actors=2', '--max_seconds=80',
-        '--publish_period=5s', '--seed=0')
+        '--publish_period=5s', '--seed=0', '--eval_fp32')
     for key in ('agent', 'env', 'actor_precision', 'num_actors', 'wall_s',
                 'actor_steps', 'learner_steps', 'final_return', 'best_return',
                 'publishes', 'model_bytes'):
@@ -36,6 +36,7 @@ def test_int8_d4pg_learns_pendulum(tmp_path):
     assert max(int(row['policy_version']) for row in actors) >= 3
     evaluations = _rows(run_dir / 'evaluator.csv')
     assert len(evaluations) >= 4
+    assert all(row['fp32_return'] for row in evaluations)  # Reward parity.
     assert os.listdir(run_dir / 'checkpoints' / 'learner')
 
     # Carbon accounting next to reward and time.
