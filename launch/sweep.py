@@ -19,9 +19,10 @@ def run_all(commands: Sequence[List[str]], run_dirs: Sequence[str],
   """
   codes = []
   start = time.time()
+  executed = 0  # Runs actually launched: skipped ones say nothing of pace.
   for index, (args, run_dir) in enumerate(zip(commands, run_dirs)):
     elapsed = time.time() - start
-    eta = (elapsed / index * (len(commands) - index)) if index else None
+    eta = (elapsed / executed * (len(commands) - index)) if executed else None
     log(f'[sweep] run {index + 1}/{len(commands)}: {run_dir}  elapsed '
         f'{elapsed / 60:.1f} min' + (f', ETA {eta / 60:.1f} min' if eta
                                      else ''))
@@ -29,6 +30,7 @@ def run_all(commands: Sequence[List[str]], run_dirs: Sequence[str],
       log('[sweep]   already done, skipped')
       codes.append(0)
       continue
+    executed += 1
     os.makedirs(os.path.dirname(run_dir), exist_ok=True)
     with open(os.path.join(os.path.dirname(run_dir),
                            os.path.basename(run_dir) + '.log'), 'w') as out:
