@@ -18,6 +18,7 @@ from absl import app
 from absl import flags
 
 from launch import analysis
+from launch import summary as summary_lib
 from launch import sweep
 from launch.config import ACTOR_PRECISIONS
 
@@ -50,7 +51,7 @@ BASELINE = 'fp32_tf'
 FIELDS = ('task', 'precision', 'target_return', 'time_to_target_s',
           'speedup_vs_fp32_tf', 'speedup_vs_fp32', 'final_return',
           'best_return', 'energy_kwh', 'co2_kg', 'co2_ratio_vs_fp32_tf',
-          'actor_steps_per_s', 'model_bytes', 'status')
+          'actor_steps_per_s', 'actor_time_split', 'model_bytes', 'status')
 
 
 def _run_dir(out_dir, task, precision):
@@ -59,6 +60,14 @@ def _run_dir(out_dir, task, precision):
 
 def _load_summary(run_dir):
   return analysis.load_json_if_exists(os.path.join(run_dir, 'summary.json'))
+
+
+def _split_text(split) -> str:
+  """'env/inference/adder/refresh' percentages, e.g. '12/3/84/1'."""
+  if not split:
+    return 'n/a'
+  return '/'.join(f"{100 * split[key]:.0f}"
+                  for key in ('env', 'inference', 'adder', 'refresh'))
 
 
 def compare_task(out_dir, task, precisions, fraction):
@@ -89,6 +98,8 @@ def compare_task(out_dir, task, precisions, fraction):
         co2_ratio_vs_fp32_tf=analysis.ratio(co2.get(BASELINE),
                                             co2[precision]),
         actor_steps_per_s=summary['actor_steps_per_s'],
+        actor_time_split=_split_text(summary_lib.actor_time_split(
+            summary_lib.latest_actor_rows(_run_dir(out_dir, task, precision)))),
         model_bytes=summary['model_bytes'], status=summary['status']))
   return rows, target, {p: c for p, (_, c) in done.items()}
 
@@ -119,7 +130,8 @@ def write_results(out_dir, tasks, precisions, fraction):
       ('task', 'precision', 'target', 'time to target (s)',
        'speedup vs fp32_tf', 'speedup vs fp32 TFLite', 'final return',
        'best return', 'energy kWh', 'CO2 kg', 'CO2 ratio vs fp32_tf',
-       'actor steps/s', 'model bytes'),
+       'actor steps/s', 'actor time env/inference/adder/refresh %',
+       'model bytes'),
       [(r['task'], r['precision'], analysis.fmt(r['target_return'], 4),
         analysis.fmt(r['time_to_target_s'], 4, 'not reached'),
         analysis.fmt(r['speedup_vs_fp32_tf']),
@@ -127,7 +139,8 @@ def write_results(out_dir, tasks, precisions, fraction):
         analysis.fmt(r['final_return'], 4), analysis.fmt(r['best_return'], 4),
         analysis.fmt(r['energy_kwh']), analysis.fmt(r['co2_kg']),
         analysis.fmt(r['co2_ratio_vs_fp32_tf']),
-        analysis.fmt(r['actor_steps_per_s'], 4), r['model_bytes'] or '-')
+        analysis.fmt(r['actor_steps_per_s'], 4), r['actor_time_split'],
+        r['model_bytes'] or '-')
        for r in all_rows])
   with open(os.path.join(out_dir, 'results.md'), 'w') as handle:
     handle.write(
@@ -137,7 +150,10 @@ def write_results(out_dir, tasks, precisions, fraction):
         'best is the best evaluation return any precision reached on that '
         'task and random is the random-policy return. Time to target is the '
         'first evaluation at or above it; "not reached" if none. Speedups '
-        'and CO2 ratios are baseline / precision (higher is better).\n\n'
+        'and CO2 ratios are baseline / precision (higher is better). The '
+        'actor time split shows what bounds a run: a large adder share means '
+        'actors wait on the replay rate limiter (learner-bound); large env or '
+        'inference shares mean actor-bound.\n\n'
         f'{table}\n\nPlots: `plots/`.\n')
   return all_rows
 

@@ -14,19 +14,33 @@ def _floats(rows, key):
   return [float(r[key]) for r in rows if r.get(key) not in (None, '')]
 
 
-def _latest_per_actor(rows):
-  latest = {}
-  for row in rows:
-    latest[row['actor_id']] = row
-  return list(latest.values())
+def latest_actor_rows(run_dir: str):
+  """Each actor's newest actors.csv row (its cumulative figures)."""
+  rows = run_dir_lib.read_csv(os.path.join(run_dir, run_dir_lib.ACTORS_CSV))
+  return list({row['actor_id']: row for row in rows}.values())
+
+
+TIME_SPLIT_KEYS = ('env_s', 'inference_s', 'adder_s', 'refresh_s')
+
+
+def actor_time_split(actor_rows) -> Dict[str, float]:
+  """Fraction of actor time per activity, summed over actors.
+
+  A large adder share means actors wait on Reverb's rate limiter, i.e. the
+  run is learner-bound; a large env or inference share means actor-bound.
+  """
+  totals = {key: sum(_floats(actor_rows, key)) for key in TIME_SPLIT_KEYS}
+  grand_total = sum(totals.values())
+  if not grand_total:
+    return {}
+  return {key[:-2]: value / grand_total for key, value in totals.items()}
 
 
 def build_summary(config: RunConfig, wall_s: float, status: str,
                   extra: Mapping[str, Any] = ()) -> Dict[str, Any]:
   path = lambda name: os.path.join(config.run_dir, name)  # pylint: disable=unnecessary-lambda-assignment
   evaluations = run_dir_lib.read_csv(path(run_dir_lib.EVALUATOR_CSV))
-  actor_rows = _latest_per_actor(run_dir_lib.read_csv(
-      path(run_dir_lib.ACTORS_CSV)))
+  actor_rows = latest_actor_rows(config.run_dir)
   publishes = [r for r in run_dir_lib.read_csv(path(run_dir_lib.QUANTIZER_CSV))
                if int(r['version']) >= 0]
   compression = run_dir_lib.read_csv(path(run_dir_lib.COMPRESSION_CSV))
@@ -48,6 +62,7 @@ def build_summary(config: RunConfig, wall_s: float, status: str,
       best_return=max(returns) if returns else None,
       final_fp32_return=fp32_returns[-1] if fp32_returns else None,
       actor_steps_per_s=sum(_floats(actor_rows, 'steps_per_s')),
+      actor_time_split=actor_time_split(actor_rows),
       mean_inference_us=(sum(_floats(actor_rows, 'mean_inference_us')) /
                          len(actor_rows) if actor_rows else None),
       publishes=len(publishes),

@@ -63,3 +63,12 @@ def test_summary_from_csvs(tmp_path):
     assert summary['actor_steps'] == 3000 and summary['learner_steps'] == 300
     assert summary['publishes'] == 2 and summary['model_bytes'] == 1200
     assert summary['actor_steps_per_s'] == 270.0  # Latest row per actor.
+
+
+def test_actor_time_split_fractions():
+    rows = [dict(env_s='1', inference_s='1', adder_s='6', refresh_s='0'),
+            dict(env_s='1', inference_s='0', adder_s='1', refresh_s='0')]
+    split = summary_lib.actor_time_split(rows)
+    assert split == {'env': 0.2, 'inference': 0.1, 'adder': 0.7,
+                     'refresh': 0.0}
+    assert summary_lib.actor_time_split([]) == {}
