@@ -1,0 +1,54 @@
+"""The README's documented commands and flags exist."""
+import os
+import re
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
+    __file__))))
+
+
+def _readme():
+    with open(os.path.join(ROOT, 'README.md')) as handle:
+        return handle.read()
+
+
+def _help(module):
+    env = dict(os.environ, MUJOCO_GL='disable', TF_CPP_MIN_LOG_LEVEL='3')
+    return subprocess.run([sys.executable, '-m', module, '--helpfull'],
+                          capture_output=True, text=True, timeout=120,
+                          cwd=ROOT, env=env).stdout
+
+
+def _documented_flags(module, text):
+    """--flags on README lines (and their continuations) running `module`."""
+    flags = set()
+    for command in re.findall(rf'python -m {re.escape(module)}((?:.*\\\n)*.*)',
+                              text):
+        flags.update(re.findall(r'--([a-z_0-9]+)', command))
+    return flags
+
+
+def test_readme_make_targets_exist():
+    with open(os.path.join(ROOT, 'Makefile')) as handle:
+        makefile = handle.read()
+    for target in re.findall(r'make ([a-z-]+)', _readme()):
+        assert re.search(rf'^{target}:', makefile, re.M), target
+
+
+def test_readme_flags_exist_in_each_cli():
+    text = _readme()
+    # The CLI table documents launch.train's flags with backquotes.
+    table_flags = set(re.findall(r'`--([a-z_0-9]+)(?![a-z_0-9-])', text))
+    modules = ('launch.train', 'launch.reproduce_actorq', 'launch.reproduce_gst')
+    checked = set()
+    for module in modules:
+        flags = _documented_flags(module, text)
+        if module == 'launch.train':
+            flags |= table_flags
+        assert flags, module
+        help_text = _help(module)
+        for flag in flags:
+            assert re.search(rf'--(\[no\])?{flag}:', help_text), (module, flag)
+        checked |= flags
+    assert {'agent', 'env', 'actor_precision', 'compression', 'full'} <= checked
