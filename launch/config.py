@@ -74,6 +74,8 @@ class RunConfig:
   eval_episodes: int = 1
   # Also evaluate the fp32 TF policy next to the quantized one (reward parity).
   eval_fp32: bool = False
+  # Publish zero-heavy (GST/pruned) policies in TFLite's sparse format.
+  publish_sparse: bool = False
   launch_type: str = 'local_mp'
   checkpoint_period_s: float = 300.0
   resume: bool = False

@@ -54,6 +54,10 @@ _EVAL_EPISODES = flags.DEFINE_integer('eval_episodes', 3,
 _EVAL_FP32 = flags.DEFINE_bool(
     'eval_fp32', False, 'Also evaluate the learner\'s fp32 policy next to the '
     'quantized one (evaluator.csv fp32_return): reward parity.')
+_PUBLISH_SPARSE = flags.DEFINE_bool(
+    'publish_sparse', False, 'Ship the policy in TFLite\'s sparse format: '
+    'with --compression=gst|prune, a sparse int8 model (smaller publishes; '
+    'actors run sparse layers on builtin kernels, slower than XNNPACK).')
 _LAUNCH_TYPE = flags.DEFINE_string(
     'launch_type', 'local_mp', f'{cli.LAUNCH_TYPES}: processes or threads.')
 _BATCH_SIZE = flags.DEFINE_integer('batch_size', None, 'Learner batch size.')
@@ -123,6 +127,7 @@ def config_from_flags():
       max_actor_steps=_MAX_ACTOR_STEPS.value,
       publish_period=_PUBLISH_PERIOD.value,
       eval_episodes=_EVAL_EPISODES.value, eval_fp32=_EVAL_FP32.value,
+      publish_sparse=_PUBLISH_SPARSE.value,
       launch_type=_LAUNCH_TYPE.value,
       agent_overrides=overrides, compression=compression,
       country_iso_code=_COUNTRY.value, preset=_PRESET.value,

@@ -118,7 +118,8 @@ class QuantizerNode:
     try:
       model = quantization.convert_policy(
           policy, policy.variables, agent.observation_size,
-          self._config.actor_precision, calibration, held)
+          self._config.actor_precision, calibration, held,
+          sparse=self._config.publish_sparse)
     except quantization.NonFiniteWeightsError as error:
       # Actors keep the last good model; the row records the refusal.
       logging.error('publish %d refused: %s', version, error)

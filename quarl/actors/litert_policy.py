@@ -6,21 +6,39 @@ interpreter runs int8 slower than fp32 (see DESIGN.md).
 """
 import numpy as np
 from ai_edge_litert.interpreter import Interpreter
+from ai_edge_litert.interpreter import OpResolverType
 
 
 class InvalidModelError(ValueError):
   """Model bytes that LiteRT cannot load (corrupt, truncated, wrong shape)."""
 
 
+def _allocated(model_bytes: bytes, num_threads: int,
+               resolver: OpResolverType) -> Interpreter:
+  interpreter = Interpreter(model_content=bytes(model_bytes),
+                            num_threads=num_threads,
+                            experimental_op_resolver_type=resolver)
+  interpreter.allocate_tensors()
+  return interpreter
+
+
 def load_interpreter(model_bytes: bytes, num_threads: int = 1) -> Interpreter:
-  """Builds and allocates a LiteRT interpreter, or raises InvalidModelError."""
+  """Builds and allocates a LiteRT interpreter, or raises InvalidModelError.
+
+  XNNPACK first; models it cannot delegate (sparse int8 layers) fall back to
+  LiteRT's builtin kernels rather than being rejected.
+  """
   try:
-    interpreter = Interpreter(model_content=bytes(model_bytes),
-                              num_threads=num_threads)
-    interpreter.allocate_tensors()
+    return _allocated(model_bytes, num_threads, OpResolverType.AUTO)
+  except RuntimeError:
+    pass  # Retried below without the default (XNNPACK) delegate.
+  except ValueError as error:
+    raise InvalidModelError(f'LiteRT cannot load model: {error}') from error
+  try:
+    return _allocated(model_bytes, num_threads,
+                      OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
   except (ValueError, RuntimeError) as error:
     raise InvalidModelError(f'LiteRT cannot load model: {error}') from error
-  return interpreter
 
 
 class LiteRTPolicy:

@@ -42,12 +42,15 @@ def _check_finite(variables) -> None:
 
 
 def _make_converter(concrete_fn, module, precision: str,
-                    representative_obs: np.ndarray):
+                    representative_obs: np.ndarray, sparse: bool):
   converter = tf.lite.TFLiteConverter.from_concrete_functions(
       [concrete_fn], module)
+  # Sparse encoding stores only the non-zero blocks of pruned (GST) layers.
+  sparsity = [tf.lite.Optimize.EXPERIMENTAL_SPARSITY] if sparse else []
   if precision == 'fp32':
+    converter.optimizations = sparsity
     return converter
-  converter.optimizations = [tf.lite.Optimize.DEFAULT]
+  converter.optimizations = [tf.lite.Optimize.DEFAULT] + sparsity
   if precision == 'fp16':
     converter.target_spec.supported_types = [tf.float16]
   elif precision == 'int8':
@@ -63,7 +66,8 @@ def convert_policy(policy: Callable[[tf.Tensor], tf.Tensor],
                    observation_size: int,
                    precision: str,
                    representative_obs: np.ndarray,
-                   held_obs: Optional[np.ndarray] = None) -> ConvertedModel:
+                   held_obs: Optional[np.ndarray] = None,
+                   sparse: bool = False) -> ConvertedModel:
   """Converts `policy` (batch-1 float32 obs -> float32 output) to TFLite.
 
   Args:
@@ -75,6 +79,9 @@ def convert_policy(policy: Callable[[tf.Tensor], tf.Tensor],
       calibration (ignored by the other precisions).
     held_obs: observations NOT used for calibration, for the error report;
       defaults to `representative_obs`.
+    sparse: store zero-heavy weights in TFLite's sparse format (smaller
+      publishes of pruned policies; LiteRT then runs sparse int8 layers on
+      its builtin kernels, as XNNPACK has none for them).
 
   Raises:
     ValueError: unknown precision or empty calibration data.
@@ -97,7 +104,8 @@ def convert_policy(policy: Callable[[tf.Tensor], tf.Tensor],
       input_signature=[tf.TensorSpec([1, observation_size], tf.float32)])
   start = time.perf_counter()
   model_bytes = _make_converter(module.serve.get_concrete_function(), module,
-                                precision, representative_obs).convert()
+                                precision, representative_obs,
+                                sparse).convert()
   convert_s = time.perf_counter() - start
 
   reference = np.stack([policy(tf.constant(o[None]))[0].numpy()

@@ -74,3 +74,20 @@ def test_unknown_precision_and_empty_calibration_rejected(policy_and_data):
     with pytest.raises(ValueError, match='non-empty'):
         quantization.convert_policy(policy, policy.variables, 3, 'int8',
                                     np.zeros((0, 3), np.float32))
+
+
+def test_sparse_int8_model_of_a_pruned_policy(policy_and_data):
+    """GST's endpoint: a group-pruned policy shipped as a sparse int8 model."""
+    _, calibration, held = policy_and_data
+    pruned = snt.Sequential([
+        snt.nets.MLP([256, 256], activate_final=True), snt.Linear(1), tf.tanh])
+    pruned(tf.constant(calibration[:1]))
+    hidden = next(v for v in pruned.variables if v.shape == (256, 256))
+    keep = np.random.default_rng(0).random((64, 64)) < 0.1  # 90% of 4x4 blocks.
+    hidden.assign(hidden.numpy() * np.kron(keep, np.ones((4, 4))))
+    dense = quantization.convert_policy(pruned, pruned.variables, 3, 'int8',
+                                        calibration, held)
+    sparse = quantization.convert_policy(pruned, pruned.variables, 3, 'int8',
+                                         calibration, held, sparse=True)
+    assert len(sparse.model_bytes) < 0.6 * len(dense.model_bytes)
+    assert sparse.max_abs_err <= TOLERANCE['int8']  # LiteRT runs it.
