@@ -69,3 +69,13 @@ def test_compare_and_write_results(tmp_path):
         assert len(list(csv.DictReader(handle))) == 3
     for plot in ('speedup.png', 'co2.png', 'return_d4pg_gym_Pendulum-v1.png'):
         assert (tmp_path / 'plots' / plot).stat().st_size > 1000
+
+
+def test_emissions_at_interpolates_cumulative_rows(tmp_path):
+    (tmp_path / 'emissions.csv').write_text(
+        'duration,emissions,energy_consumed\n'
+        '0.0,0.0,0.0\n30.0,3.0,6.0\n60.0,9.0,18.0\n')
+    assert analysis.emissions_at(str(tmp_path), 45.0) == (12.0, 6.0)
+    assert analysis.emissions_at(str(tmp_path), None) == (None, None)
+    assert analysis.emissions_at(str(tmp_path / 'missing'), 10.0) == (None,
+                                                                     None)
