@@ -1,7 +1,6 @@
 """D4PG agent pieces against a real in-process Reverb server."""
 import numpy as np
 import pytest
-import reverb
 from acme import specs
 
 from agents import interface
@@ -10,6 +9,8 @@ from agents.d4pg import config_for_env
 from quarl import envs
 from quarl import quantization
 from launch.nodes.quantizer import rollout_observations
+from replay_helpers import export_with_learner_weights
+from replay_helpers import serve_replay
 
 
 @pytest.fixture(scope='module')
@@ -20,19 +21,10 @@ def setup():
         'gym:Pendulum-v1', batch_size=16, min_replay_size=32,
         samples_per_insert=None, policy_layers=(32, 32, 32),
         critic_layers=(32, 32)))
-    server = reverb.Server(agent.replay_tables(), port=None)
-    client = reverb.Client(f'localhost:{server.port}')
-    adder = agent.make_adder(client)
     rng = np.random.default_rng(0)
-    timestep = environment.reset()
-    adder.add_first(timestep)
-    for _ in range(200):
-        action = rng.uniform(-2, 2, (1,)).astype(np.float32)
-        timestep = environment.step(action)
-        adder.add(action, timestep)
-        if timestep.last():
-            timestep = environment.reset()
-            adder.add_first(timestep)
+    server, client = serve_replay(
+        agent, environment, 200,
+        lambda: rng.uniform(-2, 2, (1,)).astype(np.float32))
     yield agent, client, environment
     server.stop()
 
@@ -56,11 +48,7 @@ def test_learner_steps_and_exports_an_int8_policy(setup):
     bundle = agent.make_learner(client, None, None)
     for _ in range(3):
         bundle.learner.step()
-    weights = bundle.learner.get_variables(['policy'])[0]
-    export = agent.export_policy()
-    assert [w.shape for w in weights] == [v.shape for v in export.variables]
-    for variable, value in zip(export.variables, weights):
-        variable.assign(value)
+    export = export_with_learner_weights(agent, bundle)
     observations = rollout_observations(environment, 100,
                                         np.random.default_rng(1))
     model = quantization.convert_policy(export, export.variables,

@@ -1,7 +1,6 @@
 """DQN agent pieces against a real in-process Reverb server on CartPole."""
 import numpy as np
 import pytest
-import reverb
 import tensorflow as tf
 from acme import specs
 
@@ -13,6 +12,7 @@ from launch.nodes.quantizer import rollout_observations
 from quarl import actors
 from quarl import envs
 from quarl import quantization
+from replay_helpers import serve_replay
 
 ENV = 'gym:CartPole-v1'
 TRAIN_STEPS = 1000  # A few seconds of learning on random-policy data.
@@ -26,19 +26,9 @@ def setup():
     spec = specs.make_environment_spec(environment)
     agent = AGENT_CLASS(spec, config_for_env(
         ENV, batch_size=32, min_replay_size=100, samples_per_insert=None))
-    server = reverb.Server(agent.replay_tables(), port=None)
-    client = reverb.Client(f'localhost:{server.port}')
-    adder = agent.make_adder(client)
     rng = np.random.default_rng(0)
-    timestep = environment.reset()
-    adder.add_first(timestep)
-    for _ in range(1000):
-        action = np.int32(rng.integers(2))
-        timestep = environment.step(action)
-        adder.add(action, timestep)
-        if timestep.last():
-            timestep = environment.reset()
-            adder.add_first(timestep)
+    server, client = serve_replay(agent, environment, 1000,
+                                  lambda: np.int32(rng.integers(2)))
     bundle = agent.make_learner(client, None, None)
     yield agent, client, environment, bundle
     server.stop()

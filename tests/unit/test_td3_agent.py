@@ -17,6 +17,8 @@ from agents.td3 import networks
 from agents.td3.learning import TD3Learner
 from quarl import compression
 from quarl import envs
+from replay_helpers import export_with_learner_weights
+from replay_helpers import serve_replay
 
 BATCH = 32
 SPEC = specs.EnvironmentSpec(
@@ -160,19 +162,9 @@ def replay():
   agent = AGENT_CLASS(spec, config_for_env(
       'gym:Pendulum-v1', batch_size=16, min_replay_size=32,
       samples_per_insert=None, **SMALL))
-  server = reverb.Server(agent.replay_tables(), port=None)
-  client = reverb.Client(f'localhost:{server.port}')
-  adder = agent.make_adder(client)
   behave = agent.behaviour(agent.exploration(0, 1), np.random.default_rng(0))
-  timestep = environment.reset()
-  adder.add_first(timestep)
-  for _ in range(200):
-    action = behave(np.zeros(1, np.float32))
-    timestep = environment.step(action)
-    adder.add(action, timestep)
-    if timestep.last():
-      timestep = environment.reset()
-      adder.add_first(timestep)
+  server, client = serve_replay(agent, environment, 200,
+                                lambda: behave(np.zeros(1, np.float32)))
   yield agent, client
   server.stop()
 
@@ -189,11 +181,7 @@ def test_learner_from_reverb_exports_its_online_policy(replay):
   bundle = agent.make_learner(client, None, RecordingLogger())
   for _ in range(4):
     bundle.learner.step()
-  weights = bundle.learner.get_variables(['policy'])[0]
-  export = agent.export_policy()
-  assert [w.shape for w in weights] == [v.shape for v in export.variables]
-  for variable, value in zip(export.variables, weights):
-    variable.assign(value)
+  export = export_with_learner_weights(agent, bundle)
   observations = tf.random.normal((8, agent.observation_size))
   policy = bundle.networks[0]
   np.testing.assert_array_equal(export(observations), policy(observations))
