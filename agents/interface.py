@@ -73,8 +73,6 @@ class Agent(abc.ABC):
 
   # 'continuous' or 'discrete': checked against the environment up front.
   action_kind: str
-  # Name of the per-actor exploration knob in actors.csv ('sigma', 'epsilon').
-  exploration_name: str
 
   def __init__(self, environment_spec: specs.EnvironmentSpec, config):
     self.environment_spec = environment_spec
@@ -152,9 +150,6 @@ class Agent(abc.ABC):
     del num_actors
     return 0
 
-  def greedy(self) -> Callable[[np.ndarray], np.ndarray]:
-    return self.behaviour(0.0, np.random.default_rng(0))
-
 
 class DeterministicPolicyAgent(Agent):
   """The DDPG family (D4PG, TD3): what they share beyond the learner.
@@ -167,7 +162,6 @@ class DeterministicPolicyAgent(Agent):
   """
 
   action_kind = 'continuous'
-  exploration_name = 'sigma'
 
   @abc.abstractmethod
   def make_policy_network(self) -> snt.Module:

@@ -36,7 +36,6 @@ class DQNAgent(interface.Agent):
   """Double DQN, prioritised N-step replay, Ape-X per-actor epsilons."""
 
   action_kind = 'discrete'
-  exploration_name = 'epsilon'
   config: DQNConfig
 
   @property

@@ -2,6 +2,7 @@
 import time
 
 import acme
+import launchpad as lp
 import numpy as np
 from acme.utils import counting
 from acme.utils import loggers
@@ -21,10 +22,14 @@ class _StopRequested(Exception):
 
 
 class _StopAware(wrapper_base.EnvironmentWrapper):
-  """Checks Launchpad's stop before every env step (a cheap Event poll)."""
+  """Checks the program's stop event before every env step."""
+
+  def __init__(self, environment, stop_event):
+    super().__init__(environment)
+    self._stop_event = stop_event
 
   def step(self, action):
-    if common.stop_requested():
+    if self._stop_event.is_set():
       raise _StopRequested()
     return self._environment.step(action)
 
@@ -67,7 +72,7 @@ class ActorNode:
     seed = common.node_seed(config, 100 + actor_id)
     split = actors.TimeSplit()
     environment = _StopAware(actors.TimedEnvironment(
-        envs.make_environment(config.env, seed), split))
+        envs.make_environment(config.env, seed), split), lp.stop_event())
     agent = common.make_agent(config, environment)
     exploration = agent.exploration(actor_id, config.num_actors)
     actor, refresher = make_policy_actor(
@@ -75,9 +80,11 @@ class ActorNode:
         exploration, np.random.default_rng(seed))
     if actor is None:  # Stopped before the first model arrived.
       return
-    actor = actors.RandomWarmupActor(
-        actor, agent.environment_spec.actions,
-        agent.warmup_steps(config.num_actors), np.random.default_rng(seed))
+    warmup_steps = agent.warmup_steps(config.num_actors)
+    if warmup_steps:
+      actor = actors.RandomWarmupActor(
+          actor, agent.environment_spec.actions, warmup_steps,
+          np.random.default_rng(seed))
     loop = acme.EnvironmentLoop(
         environment, actors.TimedActor(actor, split),
         counting.Counter(self._counter, 'actor'), loggers.NoOpLogger())

@@ -16,6 +16,7 @@ compressed CR aggregates layers by kernel size; network CR also counts
 `dense_params` (first/last layers, biases) as stored; average CR is the mean
 of the per-step compressed CR over all learner steps seen.
 """
+import abc
 import collections
 import inspect
 from typing import Optional, Sequence
@@ -31,7 +32,7 @@ from quarl.compression import schedules
 _TOLERANCE = 1e-9
 
 
-class CompressionController(tf.Module):
+class CompressionController(tf.Module, metaclass=abc.ABCMeta):
   """Shared step loop, CR accounting and report; subclasses set the target."""
 
   def __init__(self, layers: Sequence[layers_lib.CompressibleLinear],
@@ -54,8 +55,9 @@ class CompressionController(tf.Module):
     self._steps_seen = tf.Variable(0, dtype=tf.int64, trainable=False,
                                    name='steps_seen')
 
+  @abc.abstractmethod
   def target_sparsity(self) -> float:
-    raise NotImplementedError
+    """The sparsity the method asks of pruned layers right now."""
 
   def observe_return(self, value: float) -> None:
     """Feeds an evaluation return; only reward-aware methods use it."""
@@ -88,8 +90,10 @@ class CompressionController(tf.Module):
         enter = self._starts_pruning(layer, target)
       if enter:
         layer.to_sparse(target, self._granularity)
-    if self.layers:
+    if any(layer.phase != layers_lib.DENSE for layer in self.layers):
       self._constrain_and_account(tf.constant(steps, tf.int64))
+    else:  # Dense layers carry no constraint and store everything: CR 0.
+      self._steps_seen.assign_add(steps)
 
   @tf.function
   def _constrain_and_account(self, steps: tf.Tensor):

@@ -108,8 +108,7 @@ def convert_policy(policy: Callable[[tf.Tensor], tf.Tensor],
                                 sparse).convert()
   convert_s = time.perf_counter() - start
 
-  reference = np.stack([policy(tf.constant(o[None]))[0].numpy()
-                        for o in held_obs])
+  reference = policy(tf.constant(held_obs)).numpy()
   runner = LiteRTPolicy(model_bytes)
   quantized = np.stack([runner(o) for o in held_obs])
   return ConvertedModel(

@@ -99,7 +99,7 @@ def test_int8_keeps_the_greedy_action(setup, trained):
                                         calibration, held)
     assert 1.0 - model.argmax_mismatch >= MIN_ARGMAX_AGREEMENT, model
     runner = actors.LiteRTPolicy(model.model_bytes)
-    greedy = agent.greedy()
+    greedy = agent.behaviour(0.0, np.random.default_rng(0))
     q_values = trained(held).numpy()
     agreement = np.mean([greedy(runner(o)) == np.argmax(q)
                          for o, q in zip(held, q_values)])
