@@ -26,12 +26,10 @@ def baseline_returns(env_name: str, episodes: int = 3,
   environment = envs.make_environment(env_name, seed)
   action_spec = specs.make_environment_spec(environment).actions
   rng = np.random.default_rng(seed)
+  random_action = lambda: envs.random_action(action_spec, rng)  # pylint: disable=unnecessary-lambda-assignment
   if isinstance(action_spec, specs.DiscreteArray):
-    random_action = lambda: np.int32(rng.integers(action_spec.num_values))  # pylint: disable=unnecessary-lambda-assignment
     zero_action = lambda: np.int32(0)  # pylint: disable=unnecessary-lambda-assignment
   else:
-    random_action = lambda: rng.uniform(  # pylint: disable=unnecessary-lambda-assignment
-        action_spec.minimum, action_spec.maximum).astype(action_spec.dtype)
     zero_action = lambda: np.clip(  # pylint: disable=unnecessary-lambda-assignment
         np.zeros(action_spec.shape, action_spec.dtype), action_spec.minimum,
         action_spec.maximum).astype(action_spec.dtype)

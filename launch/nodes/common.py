@@ -80,8 +80,8 @@ def exit_after_stop(config: RunConfig, grace_s: float = 5.0,
 def report_failure_and_stop(config: RunConfig, node_name: str,
                             error: BaseException) -> None:
   """A node that raises records why in run_dir/node_errors.log and stops the
-  whole program: with the current-terminal launcher Launchpad cannot see a
-  node's exit status, and peers would otherwise wait on it forever."""
+  whole program at once: an exit code alone would not say why, and peers
+  blocked on the failed node would otherwise wait until Launchpad notices."""
   import traceback  # pylint: disable=g-import-not-at-top
   text = ''.join(traceback.format_exception(type(error), error,
                                             error.__traceback__))

@@ -26,18 +26,12 @@ def rollout_observations(environment, num_steps: int,
                          rng: np.random.Generator) -> np.ndarray:
   """Real observations from uniformly random actions: calibration data for
   the first publish, before any actor has written to replay."""
-  from acme import specs  # pylint: disable=g-import-not-at-top
-  spec = specs.make_environment_spec(environment)
+  action_spec = environment.action_spec()
   observations = []
   timestep = environment.reset()
   for _ in range(num_steps):
     observations.append(np.asarray(timestep.observation, np.float32).ravel())
-    if isinstance(spec.actions, specs.DiscreteArray):
-      action = np.int32(rng.integers(spec.actions.num_values))
-    else:
-      action = rng.uniform(spec.actions.minimum, spec.actions.maximum
-                           ).astype(spec.actions.dtype)
-    timestep = environment.step(action)
+    timestep = environment.step(envs.random_action(action_spec, rng))
     if timestep.last():
       timestep = environment.reset()
   return np.stack(observations)

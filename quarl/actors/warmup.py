@@ -8,6 +8,8 @@ import numpy as np
 from acme import core
 from acme import specs
 
+from quarl import envs
+
 
 class RandomWarmupActor(core.Actor):
   """Acts uniformly at random for `steps` actions, then delegates."""
@@ -22,8 +24,7 @@ class RandomWarmupActor(core.Actor):
   def select_action(self, observation):
     if self._remaining > 0:
       self._remaining -= 1
-      return self._rng.uniform(self._spec.minimum, self._spec.maximum,
-                               self._spec.shape).astype(self._spec.dtype)
+      return envs.random_action(self._spec, self._rng)
     return self._actor.select_action(observation)
 
   def observe_first(self, timestep):

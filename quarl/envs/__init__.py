@@ -8,6 +8,7 @@ actors never branch on where an environment came from.
 """
 from quarl.envs.factory import make_environment
 from quarl.envs.kinds import action_kind
+from quarl.envs.kinds import random_action
 from quarl.envs.names import EnvironmentNameError
 from quarl.envs.names import validate_environment_name
 
@@ -15,5 +16,6 @@ __all__ = [
     'EnvironmentNameError',
     'action_kind',
     'make_environment',
+    'random_action',
     'validate_environment_name',
 ]

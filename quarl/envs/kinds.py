@@ -28,3 +28,13 @@ def action_kind(
     return 'continuous'
   raise ValueError(f'action spec {action_spec} is neither a DiscreteArray nor '
                    'a float BoundedArray')
+
+
+def random_action(action_spec: specs.Array,
+                  rng: np.random.Generator) -> np.ndarray:
+  """A uniformly random valid action: baselines, calibration rollouts and
+  warm-up all need one, for discrete and continuous specs alike."""
+  if isinstance(action_spec, specs.DiscreteArray):
+    return np.int32(rng.integers(action_spec.num_values))
+  return rng.uniform(action_spec.minimum, action_spec.maximum,
+                     action_spec.shape).astype(action_spec.dtype)

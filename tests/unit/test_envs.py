@@ -15,6 +15,7 @@ from acme.utils import loggers
 from quarl.envs import EnvironmentNameError
 from quarl.envs import action_kind
 from quarl.envs import make_environment
+from quarl.envs import random_action
 from quarl.envs import validate_environment_name
 
 ROOT = pathlib.Path(os.path.abspath(__file__)).parents[2]
@@ -238,3 +239,15 @@ def test_building_environments_prints_nothing(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == '' and proc.stderr == ''
     assert not list(tmp_path.iterdir())
+
+
+def test_random_action_is_valid_for_both_kinds():
+    import numpy as np
+    from acme import specs
+    rng = np.random.default_rng(0)
+    discrete = specs.DiscreteArray(3, dtype=np.int32)
+    assert {int(random_action(discrete, rng)) for _ in range(200)} == {0, 1, 2}
+    box = specs.BoundedArray((2,), np.float32, -2.0, 1.0)
+    actions = np.stack([random_action(box, rng) for _ in range(200)])
+    assert actions.dtype == np.float32 and actions.shape == (200, 2)
+    assert actions.min() >= -2.0 and actions.max() <= 1.0
