@@ -18,7 +18,6 @@ from acme import datasets
 from acme import specs
 from acme.adders import reverb as reverb_adders
 from acme.agents.tf import actors as tf_actors
-from acme.tf import networks as acme_networks
 from acme.tf import utils as tf2_utils
 from acme.tf import variable_utils
 
@@ -115,9 +114,12 @@ class Agent(abc.ABC):
 
   def make_tf_actor(self, variable_source: acme.VariableSource,
                     adder: Optional[adders.Adder], exploration: float,
+                    rng: np.random.Generator,
                     variable_update_period: int = 1000) -> acme.Actor:
     """The stock Acme TF actor (fp32_tf baseline); exploration=0 is greedy.
 
+    It runs the same exported model as the LiteRT actors, in TF, and explores
+    through the same behaviour(): the baseline differs in precision only.
     It pulls the learner's variables every `variable_update_period` calls to
     update() (Acme's default: every 1000 env steps); the evaluator asks for
     every call, since it updates once per evaluation.
@@ -127,14 +129,18 @@ class Agent(abc.ABC):
         variable_source, {'policy': policy.variables},
         update_period=variable_update_period)
     variable_client.update_and_wait()
-    return tf_actors.FeedForwardActor(
-        self.tf_behaviour_network(policy, exploration), adder,
-        variable_client)
+    return _TFBehaviourActor(policy, adder, variable_client,
+                             self.behaviour(exploration, rng))
 
-  @abc.abstractmethod
-  def tf_behaviour_network(self, policy: snt.Module,
-                           exploration: float) -> snt.Module:
-    """TF graph of behaviour() around the exported network, for fp32_tf."""
+  def model_postprocess(self, output: np.ndarray) -> np.ndarray:
+    """The float step from the exported model's output to what the greedy
+    actor acts on (identity: the output itself, e.g. Q-values)."""
+    return output
+
+  def model_output_scale(self) -> Optional[np.ndarray]:
+    """Divisor for the quantizer's relative errors (None: the spread of the
+    fp32 outputs)."""
+    return None
 
   @abc.abstractmethod
   def exploration(self, actor_id: int, num_actors: int) -> float:
@@ -181,19 +187,28 @@ class DeterministicPolicyAgent(Agent):
         signature=signature)
     return [replay, calibration_table(signature)]
 
-  def export_policy(self) -> snt.Module:
-    """Also the learner's online policy: built alike, variables alike."""
+  def learner_policy(self) -> snt.Module:
+    """The learner's online policy (obs -> action in the spec), variables
+    created."""
     policy = self.make_policy_network()
     tf2_utils.create_variables(policy, [self.environment_spec.observations])
     return policy
 
-  def tf_behaviour_network(self, policy: snt.Module,
-                           exploration: float) -> snt.Module:
-    layers = [policy]
-    if exploration > 0:
-      layers += [acme_networks.ClippedGaussian(exploration),
-                 acme_networks.ClipToSpec(self.environment_spec.actions)]
-    return snt.Sequential(layers)
+  def export_policy(self) -> snt.Module:
+    """The policy up to its action head (pre-tanh), variables alike the
+    learner's: tanh and the rescale run in float in behaviour(). Measured by
+    benchmarks/squash_fidelity.py: the most faithful int8 export point, and
+    the rescale's ranges, which collapse when the policy saturates, never
+    reach LiteRT."""
+    return self.learner_policy().body
+
+  def model_postprocess(self, output: np.ndarray) -> np.ndarray:
+    return exploration_lib.unit_to_spec(np.tanh(output),
+                                        self.environment_spec.actions)
+
+  def model_output_scale(self) -> np.ndarray:
+    actions = self.environment_spec.actions
+    return np.asarray(actions.maximum - actions.minimum, np.float32)
 
   def exploration(self, actor_id: int, num_actors: int) -> float:
     return exploration_lib.sigma_ladder(actor_id, num_actors,
@@ -203,7 +218,19 @@ class DeterministicPolicyAgent(Agent):
   def behaviour(self, exploration: float, rng: np.random.Generator
                 ) -> Callable[[np.ndarray], np.ndarray]:
     return exploration_lib.gaussian_behaviour(
-        exploration, self.environment_spec.actions, rng)
+        exploration, self.environment_spec.actions, rng,
+        self.model_postprocess)
+
+
+class _TFBehaviourActor(tf_actors.FeedForwardActor):
+  """Acme's TF actor on the exported model, acting through behaviour()."""
+
+  def __init__(self, policy, adder, variable_client, behaviour):
+    super().__init__(policy, adder, variable_client)
+    self._behaviour = behaviour
+
+  def select_action(self, observation: np.ndarray) -> np.ndarray:
+    return self._behaviour(super().select_action(observation))
 
 
 def observations_from_transitions(samples: Sequence) -> np.ndarray:

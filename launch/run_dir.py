@@ -25,8 +25,9 @@ ACTORS_FIELDS = ('wall_time_s', 'actor_id', 'exploration', 'steps',
                  'load_failures', 'env_s', 'inference_s', 'adder_s',
                  'refresh_s')
 QUANTIZER_FIELDS = ('wall_time_s', 'version', 'learner_steps', 'precision',
-                    'convert_s', 'model_bytes', 'max_abs_err',
-                    'argmax_mismatch', 'calibration_source')
+                    'status', 'convert_s', 'model_bytes', 'max_abs_err',
+                    'mean_rel_err', 'p95_rel_err', 'argmax_mismatch',
+                    'calibration_source')
 
 
 class RunDirError(ValueError):
@@ -62,14 +63,18 @@ def _clear_dir(path: str) -> None:
       os.remove(full)
 
 
-def write_json_atomic(path: str, payload: Mapping[str, Any]) -> None:
+def write_bytes_atomic(path: str, payload: bytes) -> None:
   """Readers see the old file or the new one, never half of one."""
   directory = os.path.dirname(path) or '.'
-  with tempfile.NamedTemporaryFile('w', dir=directory, delete=False,
+  with tempfile.NamedTemporaryFile('wb', dir=directory, delete=False,
                                    suffix='.tmp') as handle:
-    json.dump(payload, handle, indent=2, sort_keys=True, default=str)
-    handle.write('\n')
+    handle.write(payload)
   os.replace(handle.name, path)
+
+
+def write_json_atomic(path: str, payload: Mapping[str, Any]) -> None:
+  write_bytes_atomic(path, (json.dumps(payload, indent=2, sort_keys=True,
+                                       default=str) + '\n').encode())
 
 
 class CsvAppender:

@@ -41,8 +41,8 @@ def build_summary(config: RunConfig, wall_s: float, status: str,
   path = lambda name: os.path.join(config.run_dir, name)  # pylint: disable=unnecessary-lambda-assignment
   evaluations = run_dir_lib.read_csv(path(run_dir_lib.EVALUATOR_CSV))
   actor_rows = latest_actor_rows(config.run_dir)
-  publishes = [r for r in run_dir_lib.read_csv(path(run_dir_lib.QUANTIZER_CSV))
-               if int(r['version']) >= 0]
+  quantizer_rows = run_dir_lib.read_csv(path(run_dir_lib.QUANTIZER_CSV))
+  publishes = [r for r in quantizer_rows if int(r['version']) >= 0]
   compression = run_dir_lib.read_csv(path(run_dir_lib.COMPRESSION_CSV))
   returns = _floats(evaluations, 'episode_return')
   fp32_returns = _floats(evaluations, 'fp32_return')
@@ -67,7 +67,11 @@ def build_summary(config: RunConfig, wall_s: float, status: str,
                          len(actor_rows) if actor_rows else None),
       publishes=len(publishes),
       model_bytes=int(publishes[-1]['model_bytes']) if publishes else None,
+      refused_publishes=len(quantizer_rows) - len(publishes),
       max_abs_err=float(publishes[-1]['max_abs_err']) if publishes else None,
+      mean_rel_err=(float(publishes[-1]['mean_rel_err']) if publishes
+                    else None),
+      p95_rel_err=float(publishes[-1]['p95_rel_err']) if publishes else None,
       compression=config.compression.kind,
       average_cr=(float(compression[-1]['average_cr']) if compression
                   else None),

@@ -23,7 +23,7 @@ class D4PGAgent(interface.DeterministicPolicyAgent):
                    logger) -> interface.LearnerBundle:
     config = self.config
     spec = self.environment_spec
-    policy = self.export_policy()
+    policy = self.learner_policy()
     critic = networks.make_critic_network(config.critic_layers, config.vmin,
                                           config.vmax, config.num_atoms)
     networks.create_variables(critic, spec.observations, spec.actions)

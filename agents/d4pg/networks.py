@@ -9,22 +9,40 @@ from acme.tf import networks as acme_networks
 from quarl import compression
 
 
-def make_policy_network(action_spec: specs.BoundedArray,
-                        layers: Sequence[int]) -> snt.Module:
-  """ReLU MLP torso whose hidden->hidden layers GST may compress.
+class DeterministicPolicy(snt.Module):
+  """obs -> tanh(body(obs)) rescaled to the action spec.
 
+  `body` (a ReLU MLP torso whose hidden->hidden layers GST may compress, and
+  a linear action head) ends before the squash; `unit_action` is what
+  actors' models compute. The rescale stays out of those models: when the
+  policy saturates, its int8 ranges collapse and LiteRT aborts on them.
   No LayerNorm: it quantizes poorly to full int8. The torso's input layer and
   the action head stay dense, as GST prescribes.
   """
-  num_dimensions = int(action_spec.shape[-1])
-  return snt.Sequential([
-      snt.Flatten(),
-      compression.make_compressible_mlp(
-          list(layers), activate_final=True, dense_last=False,
-          name='policy_torso'),
-      acme_networks.NearZeroInitializedLinear(num_dimensions),
-      acme_networks.TanhToSpec(action_spec),
-  ])
+
+  def __init__(self, action_spec: specs.BoundedArray, layers: Sequence[int],
+               name: str = 'policy'):
+    super().__init__(name=name)
+    self.body = snt.Sequential([
+        snt.Flatten(),
+        compression.make_compressible_mlp(
+            list(layers), activate_final=True, dense_last=False,
+            name='policy_torso'),
+        acme_networks.NearZeroInitializedLinear(int(action_spec.shape[-1])),
+    ])
+    self._to_spec = acme_networks.TanhToSpec(action_spec)
+
+  def __call__(self, observations: tf.Tensor) -> tf.Tensor:
+    return self._to_spec(self.body(observations))
+
+  def unit_action(self, observations: tf.Tensor) -> tf.Tensor:
+    """The action before the rescale, in [-1, 1]."""
+    return tf.tanh(self.body(observations))
+
+
+def make_policy_network(action_spec: specs.BoundedArray,
+                        layers: Sequence[int]) -> DeterministicPolicy:
+  return DeterministicPolicy(action_spec, layers)
 
 
 def make_critic_network(layers: Sequence[int], vmin: float, vmax: float,

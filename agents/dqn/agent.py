@@ -4,7 +4,6 @@ from typing import Callable, List
 import numpy as np
 import reverb
 import sonnet as snt
-import trfl
 from acme.adders import reverb as reverb_adders
 from acme.agents.tf.dqn import learning
 from acme.tf import utils as tf2_utils
@@ -88,14 +87,6 @@ class DQNAgent(interface.Agent):
 
   def export_policy(self) -> snt.Module:
     return self._q_network()
-
-  def tf_behaviour_network(self, policy: snt.Module,
-                           exploration: float) -> snt.Module:
-    return snt.Sequential([
-        policy,
-        # epsilon == 0 is greedy (ties broken at random).
-        lambda q: trfl.epsilon_greedy(q, exploration).sample(),
-    ])
 
   def exploration(self, actor_id: int, num_actors: int) -> float:
     return exploration_lib.epsilon_ladder(actor_id, num_actors,

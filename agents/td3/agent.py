@@ -43,7 +43,7 @@ class TD3Agent(interface.DeterministicPolicyAgent):
     """Targets are copies made before any controller touches the online
     networks, so they stay dense and are never registered for compression."""
     config = self.config
-    policy = self.export_policy()
+    policy = self.learner_policy()
     critics = (self.make_critic_network(), self.make_critic_network())
     learner = TD3Learner(
         policy_network=policy,

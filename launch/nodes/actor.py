@@ -41,7 +41,7 @@ def make_policy_actor(agent, config: RunConfig, model_source, adder,
   learner's variables (pulled every `variable_update_period` update() calls);
   returns (actor, refresher or None)."""
   if not config.quantized:
-    return agent.make_tf_actor(model_source, adder, exploration,
+    return agent.make_tf_actor(model_source, adder, exploration, rng,
                                variable_update_period), None
   refresher = actors.ModelRefresher(model_source.get_model).start()
   while not refresher.wait_for_first_model(1.0):

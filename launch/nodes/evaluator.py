@@ -31,6 +31,7 @@ class EvaluatorNode:
     """The learner's fp32 policy (stock TF actor) on its own env copy, for
     reward parity with the quantized model: (actor, loop)."""
     actor = agent.make_tf_actor(self._learner, None, 0.0,
+                                np.random.default_rng(seed),
                                 variable_update_period=1)
     return actor, acme.EnvironmentLoop(
         envs.make_environment(self._config.env, seed), actor,

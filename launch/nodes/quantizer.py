@@ -16,10 +16,13 @@ from launch import run_dir as run_dir_lib
 from launch.config import RunConfig
 from launch.nodes import common
 from quarl import envs
+from quarl import litert
 from quarl import quantization
 
 CALIBRATION_SAMPLES = 256
 HELD_OUT_SAMPLES = 64
+# The newest model LiteRT could not load, kept for a post-mortem.
+REFUSED_MODEL = 'refused_model.tflite'
 
 
 def rollout_observations(environment, num_steps: int,
@@ -51,6 +54,9 @@ class QuantizerNode:
     self._csv = run_dir_lib.CsvAppender(
         common.run_path(config, run_dir_lib.QUANTIZER_CSV),
         run_dir_lib.QUANTIZER_FIELDS)
+    # Every model is first loaded and run here, in a child process: LiteRT
+    # aborts on some models, and a refusal must not take this node down.
+    self._probe = litert.ModelProbe()
 
   def get_model(self, known_version: int) -> Optional[Tuple[int, bytes]]:
     """The newest model if newer than `known_version`, else None."""
@@ -61,15 +67,23 @@ class QuantizerNode:
     return latest
 
   def _calibration(self, fallback: np.ndarray):
-    """Recent replay observations if any, else env rollout observations."""
+    """(calibration, held) observations, disjoint: recent replay items if
+    enough, else env rollout observations; and which source it was."""
     info = self._replay.server_info()
     size = info[interface.CALIBRATION_TABLE].current_size
     wanted = CALIBRATION_SAMPLES + HELD_OUT_SAMPLES
-    if size < wanted:
-      return fallback, 'rollout'
-    samples = list(self._replay.sample(
-        interface.CALIBRATION_TABLE, num_samples=wanted, emit_timesteps=False))
-    return interface.observations_from_transitions(samples), 'replay'
+    if size < 2 * wanted:
+      return fallback[:CALIBRATION_SAMPLES], fallback[CALIBRATION_SAMPLES:], (
+          'rollout')
+    samples = self._replay.sample(interface.CALIBRATION_TABLE,
+                                  num_samples=2 * wanted,
+                                  emit_timesteps=False)
+    # Uniform sampling draws with replacement: keep each item once, so no
+    # held observation was also seen by the calibrator.
+    unique = list({int(s.info.key): s for s in samples}.values())
+    held = max(len(unique) - CALIBRATION_SAMPLES, len(unique) // 5)
+    observations = interface.observations_from_transitions(unique)
+    return observations[held:], observations[:held], 'replay'
 
   def _learner_steps(self) -> int:
     return int(self._counter.get_counts().get('learner_steps', 0))
@@ -106,27 +120,32 @@ class QuantizerNode:
     weights = self._learner.get_variables(['policy'])[0]
     for variable, value in zip(policy.variables, weights):
       variable.assign(value)
-    observations, source = self._calibration(fallback)
-    calibration = observations[:CALIBRATION_SAMPLES]
-    held = observations[CALIBRATION_SAMPLES:]
+    calibration, held, source = self._calibration(fallback)
+    row = dict(wall_time_s=common.wall_time_s(self._config),
+               learner_steps=learner_steps,
+               precision=self._config.actor_precision,
+               calibration_source=source)
     try:
       model = quantization.convert_policy(
           policy, policy.variables, agent.observation_size,
           self._config.actor_precision, calibration, held,
-          sparse=self._config.publish_sparse)
-    except quantization.NonFiniteWeightsError as error:
+          sparse=self._config.publish_sparse,
+          postprocess=agent.model_postprocess,
+          output_scale=agent.model_output_scale(), probe=self._probe)
+    except (quantization.NonFiniteWeightsError,
+            quantization.UnloadableModelError) as error:
       # Actors keep the last good model; the row records the refusal.
       logging.error('publish %d refused: %s', version, error)
-      self._csv.append(dict(wall_time_s=common.wall_time_s(self._config),
-                            version=-1, learner_steps=learner_steps,
-                            precision='refused: non-finite weights'))
+      if isinstance(error, quantization.UnloadableModelError):
+        run_dir_lib.write_bytes_atomic(
+            common.run_path(self._config, REFUSED_MODEL), error.model_bytes)
+      self._csv.append(dict(row, version=-1, status=f'refused: {error}'))
       return False
     with self._lock:
       self._latest = (version, model.model_bytes)
     self._csv.append(dict(
-        wall_time_s=common.wall_time_s(self._config), version=version,
-        learner_steps=learner_steps, precision=model.precision,
-        convert_s=model.convert_s, model_bytes=len(model.model_bytes),
-        max_abs_err=model.max_abs_err, argmax_mismatch=model.argmax_mismatch,
-        calibration_source=source))
+        row, version=version, status='published', convert_s=model.convert_s,
+        model_bytes=len(model.model_bytes), max_abs_err=model.max_abs_err,
+        mean_rel_err=model.mean_rel_err, p95_rel_err=model.p95_rel_err,
+        argmax_mismatch=model.argmax_mismatch))
     return True

@@ -27,14 +27,29 @@ def epsilon_ladder(actor_id: int, num_actors: int, base: float = 0.4,
   return float(base ** (1.0 + alpha * actor_id / (num_actors - 1)))
 
 
+def unit_to_spec(unit_action: np.ndarray,
+                 action_spec: specs.BoundedArray) -> np.ndarray:
+  """[-1, 1] -> [minimum, maximum]: the policy's rescale, in float.
+
+  It runs here rather than in the quantized model: when a policy saturates,
+  the rescale's int8 ranges collapse to ~0 and LiteRT aborts on the model.
+  """
+  low = np.asarray(action_spec.minimum, np.float32)
+  high = np.asarray(action_spec.maximum, np.float32)
+  return low + (np.asarray(unit_action, np.float32) + 1.0) * 0.5 * (high - low)
+
+
 def gaussian_behaviour(sigma: float, action_spec: specs.BoundedArray,
-                       rng: np.random.Generator
+                       rng: np.random.Generator,
+                       to_action: Callable[[np.ndarray], np.ndarray]
                        ) -> Callable[[np.ndarray], np.ndarray]:
-  """Deterministic action + N(0, sigma^2) noise, clipped to the action bounds."""
+  """Model output -> `to_action` (the float squash to the action spec)
+  + N(0, sigma^2) noise, clipped to the action bounds."""
   low = np.asarray(action_spec.minimum, np.float32)
   high = np.asarray(action_spec.maximum, np.float32)
 
-  def behave(action: np.ndarray) -> np.ndarray:
+  def behave(output: np.ndarray) -> np.ndarray:
+    action = to_action(output)
     noisy = action + rng.normal(0.0, sigma, size=action.shape)
     return np.clip(noisy, low, high).astype(action_spec.dtype)
 

@@ -4,7 +4,8 @@ A background thread polls the model source (the quantizer node) for a newer
 (version, bytes) pair and builds the new interpreter off the env-loop thread;
 the swap is a single reference assignment. Bytes that fail to load are
 counted and the previous model stays in use: one bad publish must not take
-down every actor.
+down every actor. Every model is first loaded and run in a ModelProbe child,
+so bytes that would make LiteRT abort cost a child process, not this one.
 """
 import threading
 import time
@@ -12,8 +13,9 @@ from typing import Callable, Optional, Tuple
 
 from absl import logging
 
-from quarl.actors.litert_policy import InvalidModelError
-from quarl.actors.litert_policy import LiteRTPolicy
+from quarl.litert import InvalidModelError
+from quarl.litert import LiteRTPolicy
+from quarl.litert import ModelProbe
 
 # fetch(known_version) -> (version, model_bytes) when newer, else None.
 ModelFetcher = Callable[[int], Optional[Tuple[int, bytes]]]
@@ -23,8 +25,9 @@ class ModelRefresher:
   """Holds the newest loadable policy; refreshes it on a background thread."""
 
   def __init__(self, fetch: ModelFetcher, poll_period_s: float = 0.5,
-               num_threads: int = 1):
+               num_threads: int = 1, probe: Optional[ModelProbe] = None):
     self._fetch = fetch
+    self._probe = probe or ModelProbe()
     self._poll_period_s = poll_period_s
     self._num_threads = num_threads
     self._policy: Optional[LiteRTPolicy] = None
@@ -52,6 +55,7 @@ class ModelRefresher:
 
   def stop(self) -> None:
     self._stop.set()
+    self._probe.close()
 
   def refresh_once(self) -> bool:
     """One poll; returns True when a newer model was installed."""
@@ -68,6 +72,7 @@ class ModelRefresher:
       version, model_bytes = reply
       self._newest_seen = max(self._newest_seen, int(version))
       try:
+        self._probe.check(model_bytes)
         self._policy = LiteRTPolicy(model_bytes, self._num_threads)
         self.version = int(version)
         installed = True

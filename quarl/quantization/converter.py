@@ -12,7 +12,8 @@ from typing import Callable, Optional
 import numpy as np
 import tensorflow as tf
 
-from quarl.actors.litert_policy import LiteRTPolicy
+from quarl.litert import InvalidModelError
+from quarl.litert import ModelProbe
 
 # `fp32` here is TFLite fp32; the stock-TF baseline (`fp32_tf`) never converts.
 PRECISIONS = ('fp32', 'fp16', 'dynamic_int8', 'int8')
@@ -22,13 +23,33 @@ class NonFiniteWeightsError(ValueError):
   """The policy holds NaN/Inf weights; publishing it would poison every actor."""
 
 
+class UnloadableModelError(ValueError):
+  """LiteRT refused, aborted on or hung on the converted model: never ship it.
+
+  `model_bytes` holds the model, so it can be kept for a post-mortem.
+  """
+
+  def __init__(self, reason: str, model_bytes: bytes):
+    super().__init__(reason)
+    self.model_bytes = model_bytes
+
+
 @dataclasses.dataclass(frozen=True)
 class ConvertedModel:
-  """One conversion's result and how faithful it is to the fp32 policy."""
+  """One conversion's result and how faithful it is to the fp32 policy.
+
+  Errors compare what the actor acts on (the model output after
+  `postprocess`) on held observations. The relative ones divide by
+  `output_scale` (the action range for continuous policies), so they read as
+  a fraction of the range whatever the task; the max alone is dominated by
+  near-bang-bang policies at their switching surface.
+  """
   precision: str
   model_bytes: bytes
   convert_s: float
   max_abs_err: float
+  mean_rel_err: float
+  p95_rel_err: float
   # Fraction of held observations whose argmax output differs from fp32; the
   # number that matters for greedy discrete (DQN) policies.
   argmax_mismatch: float
@@ -61,13 +82,27 @@ def _make_converter(concrete_fn, module, precision: str,
   return converter
 
 
+_shared_probe: Optional[ModelProbe] = None
+
+
+def _default_probe() -> ModelProbe:
+  global _shared_probe
+  if _shared_probe is None:
+    _shared_probe = ModelProbe()
+  return _shared_probe
+
+
 def convert_policy(policy: Callable[[tf.Tensor], tf.Tensor],
                    variables,
                    observation_size: int,
                    precision: str,
                    representative_obs: np.ndarray,
                    held_obs: Optional[np.ndarray] = None,
-                   sparse: bool = False) -> ConvertedModel:
+                   sparse: bool = False,
+                   postprocess: Optional[Callable[[np.ndarray],
+                                                  np.ndarray]] = None,
+                   output_scale=None,
+                   probe: Optional[ModelProbe] = None) -> ConvertedModel:
   """Converts `policy` (batch-1 float32 obs -> float32 output) to TFLite.
 
   Args:
@@ -82,10 +117,17 @@ def convert_policy(policy: Callable[[tf.Tensor], tf.Tensor],
     sparse: store zero-heavy weights in TFLite's sparse format (smaller
       publishes of pruned policies; LiteRT then runs sparse int8 layers on
       its builtin kernels, as XNNPACK has none for them).
+    postprocess: float step the actor applies to the model's output (the
+      rescale to the action spec); errors are measured after it.
+    output_scale: divisor of the relative errors (scalar or per output);
+      None: the spread of the fp32 outputs on held observations.
+    probe: where the model is first loaded and run (a child process, so a
+      model that aborts LiteRT cannot take this process down).
 
   Raises:
     ValueError: unknown precision or empty calibration data.
     NonFiniteWeightsError: NaN/Inf in `variables`.
+    UnloadableModelError: the converted model does not load or run.
   """
   if precision not in PRECISIONS:
     raise ValueError(
@@ -108,14 +150,24 @@ def convert_policy(policy: Callable[[tf.Tensor], tf.Tensor],
                                 sparse).convert()
   convert_s = time.perf_counter() - start
 
-  reference = policy(tf.constant(held_obs)).numpy()
-  runner = LiteRTPolicy(model_bytes)
-  quantized = np.stack([runner(o) for o in held_obs])
+  try:
+    quantized = (probe or _default_probe()).run(model_bytes, held_obs)
+  except InvalidModelError as error:
+    raise UnloadableModelError(str(error), model_bytes) from error
+  postprocess = postprocess or (lambda output: output)
+  reference = postprocess(policy(tf.constant(held_obs)).numpy())
+  quantized = postprocess(quantized)
+  if output_scale is None:
+    output_scale = max(float(np.ptp(reference)), 1e-6)
+  abs_err = np.abs(quantized - reference)
+  rel_err = abs_err / np.asarray(output_scale, np.float32)
   return ConvertedModel(
       precision=precision,
       model_bytes=model_bytes,
       convert_s=convert_s,
-      max_abs_err=float(np.max(np.abs(quantized - reference))),
+      max_abs_err=float(np.max(abs_err)),
+      mean_rel_err=float(np.mean(rel_err)),
+      p95_rel_err=float(np.percentile(rel_err, 95)),
       argmax_mismatch=float(np.mean(
           np.argmax(quantized, -1) != np.argmax(reference, -1))),
   )

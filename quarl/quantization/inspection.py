@@ -4,7 +4,7 @@ from typing import Dict
 
 import numpy as np
 
-from quarl.actors.litert_policy import load_interpreter
+from quarl.litert import load_interpreter
 
 
 def weight_dtypes(model_bytes: bytes) -> Dict[str, int]:

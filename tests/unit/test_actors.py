@@ -112,13 +112,13 @@ def test_each_actor_gets_its_own_sigma_and_epsilon():
 def test_gaussian_behaviour_explores_and_respects_bounds():
     spec = specs.BoundedArray((2,), np.float32, -1.0, 1.0)
     rng = np.random.default_rng(0)
-    behave = actors.gaussian_behaviour(0.5, spec, rng)
+    behave = actors.gaussian_behaviour(0.5, spec, rng, lambda a: a)
     actions = np.stack([behave(np.array([0.9, 0.0], np.float32))
                         for _ in range(500)])
     assert actions.dtype == np.float32
     assert actions.min() >= -1.0 and actions.max() <= 1.0
     assert actions[:, 1].std() == pytest.approx(0.5, rel=0.15)
-    greedy = actors.gaussian_behaviour(0.0, spec, rng)
+    greedy = actors.gaussian_behaviour(0.0, spec, rng, lambda a: a)
     np.testing.assert_array_equal(greedy(np.array([0.3, -0.2], np.float32)),
                                   np.array([0.3, -0.2], np.float32))
 

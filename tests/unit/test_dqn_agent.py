@@ -108,7 +108,8 @@ def test_int8_keeps_the_greedy_action(setup, trained):
 
 def test_tf_actor_is_greedy_at_epsilon_zero(setup, trained):
     agent, _, environment, bundle = setup
-    actor = agent.make_tf_actor(bundle.learner, None, 0.0)
+    actor = agent.make_tf_actor(bundle.learner, None, 0.0,
+                                np.random.default_rng(0))
     observations = rollout_observations(environment, 50,
                                         np.random.default_rng(2))
     q_values = trained(observations).numpy()

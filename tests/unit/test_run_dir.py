@@ -49,9 +49,11 @@ def test_summary_from_csvs(tmp_path):
                                 learner_steps=10 * t, episode_return=ret))
     quantizer = run_dir_lib.CsvAppender(
         str(tmp_path / run_dir_lib.QUANTIZER_CSV), run_dir_lib.QUANTIZER_FIELDS)
-    quantizer.append(dict(version=0, model_bytes=1000, max_abs_err=0.01))
-    quantizer.append(dict(version=-1, precision='refused: non-finite weights'))
-    quantizer.append(dict(version=1, model_bytes=1200, max_abs_err=0.02))
+    quantizer.append(dict(version=0, model_bytes=1000, max_abs_err=0.01,
+                          mean_rel_err=0.001, p95_rel_err=0.002))
+    quantizer.append(dict(version=-1, status='refused: non-finite weights'))
+    quantizer.append(dict(version=1, model_bytes=1200, max_abs_err=0.02,
+                          mean_rel_err=0.003, p95_rel_err=0.004))
     actors = run_dir_lib.CsvAppender(
         str(tmp_path / run_dir_lib.ACTORS_CSV), run_dir_lib.ACTORS_FIELDS)
     for actor_id, rate in ((0, 100.0), (1, 150.0), (0, 120.0)):
@@ -62,6 +64,8 @@ def test_summary_from_csvs(tmp_path):
     assert summary['best_return'] == -300.0
     assert summary['actor_steps'] == 3000 and summary['learner_steps'] == 300
     assert summary['publishes'] == 2 and summary['model_bytes'] == 1200
+    assert summary['refused_publishes'] == 1
+    assert summary['p95_rel_err'] == 0.004
     assert summary['actor_steps_per_s'] == 270.0  # Latest row per actor.
 
 

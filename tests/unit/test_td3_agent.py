@@ -58,7 +58,7 @@ def fixed_batches():
 def make_learner(**kwargs):
   tf.random.set_seed(0)
   agent = AGENT_CLASS(SPEC, config_for_env('test', **SMALL))
-  policy = agent.export_policy()
+  policy = agent.learner_policy()
   critics = (agent.make_critic_network(), agent.make_critic_network())
   learner = TD3Learner(
       policy, critics, copy.deepcopy(policy), copy.deepcopy(critics),
@@ -184,7 +184,9 @@ def test_learner_from_reverb_exports_its_online_policy(replay):
   export = export_with_learner_weights(agent, bundle)
   observations = tf.random.normal((8, agent.observation_size))
   policy = bundle.networks[0]
-  np.testing.assert_array_equal(export(observations), policy(observations))
+  np.testing.assert_allclose(
+      agent.model_postprocess(export(observations).numpy()),
+      policy(observations), rtol=1e-6, atol=1e-7)
   assert len(bundle.compressible_layers) == 3
   assert {'target_policy', 'target_critic1', 'target_critic2',
           'critic_optimizer', 'num_steps'} <= set(bundle.checkpointables)

@@ -1,4 +1,4 @@
-"""A TFLite flatbuffer run by LiteRT: the actors' and evaluator's policy.
+"""A TFLite flatbuffer run by LiteRT in this process (actors, evaluator).
 
 LiteRT (ai-edge-litert) rather than TF's bundled interpreter: its XNNPACK int8
 kernels are ~4x faster than fp32 on ActorQ-sized nets, while TF 2.8's bundled

@@ -1,0 +1,151 @@
+r"""Where should the int8 policy model end? Fidelity of three export points.
+
+`spec`: the whole policy, tanh and the affine rescale to the action spec in
+the int8 model (what shipped before; LiteRT aborts on it once the policy
+saturates). `tanh`: the model ends at tanh's output (int8 tanh has a fixed
+output scale), the rescale runs in float on the actor. `pre_tanh`: the model
+ends at the action head, tanh and rescale run in float.
+
+For D4PG's policy network on real observations of each task, in five
+regimes (as initialised; moderate outputs; bang-bang, saturated on both
+sides; saturated at one bound; dead ReLUs), every export point is converted
+to full int8 and run on held observations in a ModelProbe child. Errors are
+|int8 action - fp32 action| / action range. One run, side by side:
+
+  python -m benchmarks.squash_fidelity [--seeds=3]
+"""
+import collections
+import csv
+import os
+
+import numpy as np
+import tensorflow as tf
+from absl import app
+from absl import flags
+from acme import specs
+from acme.tf import networks as acme_networks
+
+from agents.d4pg import networks
+from launch.nodes.quantizer import rollout_observations
+from quarl import envs
+from quarl import quantization
+from quarl.actors import exploration
+
+_ENVS = flags.DEFINE_list(
+    'envs', ['gym:Pendulum-v1', 'dm_control:cartpole:swingup',
+             'dm_control:walker:walk'], 'Tasks (observations, action spec).')
+_SEEDS = flags.DEFINE_integer('seeds', 3, 'Random policies per regime.')
+_OUT = flags.DEFINE_string('out', 'benchmarks/results/squash_fidelity.csv',
+                           'CSV of every conversion.')
+
+EXPORTS = ('spec', 'tanh', 'pre_tanh')
+REGIMES = ('init', 'moderate', 'bang_bang', 'saturated', 'dead_relu')
+
+
+def _set_regime(policy, regime: str, observations: np.ndarray) -> None:
+  """Drives the head (or the torso) into `regime` on these observations."""
+  head = next(m for m in policy.body.submodules
+              if isinstance(m, acme_networks.NearZeroInitializedLinear))
+  if regime == 'dead_relu':
+    last_hidden = [m for m in policy.body.submodules
+                   if hasattr(m, 'b') and m is not head][-1]
+    last_hidden.b.assign(tf.fill(last_hidden.b.shape, -1e3))
+    head.b.assign(tf.fill(head.b.shape, 0.3))
+    return
+  if regime == 'init':
+    return
+  pre = policy.body(tf.constant(observations)).numpy()
+  target_std = {'moderate': 1.0, 'bang_bang': 20.0, 'saturated': 20.0}[regime]
+  head.w.assign(head.w * target_std / max(float(np.std(pre)), 1e-9))
+  if regime == 'saturated':
+    pre = policy.body(tf.constant(observations)).numpy()
+    # tanh is exactly -1 in float32 below ~ -9: the collapsed range of the
+    # issue-14 crash.
+    head.b.assign(head.b - (np.max(pre, axis=0) + 20.0))
+
+
+def _export(policy, export: str, action_spec):
+  """(model callable, float postprocess to action units)."""
+  to_spec = lambda unit: exploration.unit_to_spec(unit, action_spec)  # pylint: disable=unnecessary-lambda-assignment
+  if export == 'spec':
+    return policy, lambda action: action
+  if export == 'tanh':
+    return policy.unit_action, to_spec
+  return policy.body, lambda pre: to_spec(np.tanh(pre))
+
+
+def measure(env_name: str, seeds: int):
+  environment = envs.make_environment(env_name, 0)
+  spec = specs.make_environment_spec(environment)
+  observations = rollout_observations(environment, 320,
+                                      np.random.default_rng(0))
+  calibration, held = observations[:256], observations[256:]
+  action_range = spec.actions.maximum - spec.actions.minimum
+  rows = []
+  for regime in REGIMES:
+    for seed in range(seeds):
+      tf.random.set_seed(seed)
+      policy = networks.make_policy_network(spec.actions, (256, 256, 256))
+      policy(tf.constant(calibration[:1]))
+      _set_regime(policy, regime, calibration)
+      for export in EXPORTS:
+        model, postprocess = _export(policy, export, spec.actions)
+        row = dict(env=env_name, regime=regime, seed=seed, export=export)
+        try:
+          converted = quantization.convert_policy(
+              model, policy.variables, calibration.shape[1], 'int8',
+              calibration, held, postprocess=postprocess,
+              output_scale=action_range)
+          row.update(loaded=1, mean_rel_err=converted.mean_rel_err,
+                     p95_rel_err=converted.p95_rel_err,
+                     max_rel_err=converted.max_abs_err / float(
+                         np.min(action_range)))
+        except quantization.UnloadableModelError as error:
+          row.update(loaded=0, refused=str(error))
+        rows.append(row)
+  return rows
+
+
+def table(rows) -> str:
+  """Markdown: per regime and export point, loads and mean/p95 errors."""
+  cells = collections.defaultdict(list)
+  for row in rows:
+    cells[(row['regime'], row['export'])].append(row)
+  lines = ['| regime | export | loaded | mean rel err | p95 rel err |'
+           ' max rel err |', '|---|---|---|---|---|---|']
+  for regime in REGIMES:
+    for export in EXPORTS:
+      group = cells[(regime, export)]
+      ok = [r for r in group if r['loaded']]
+      stat = lambda key, ok=ok: (f'{np.mean([r[key] for r in ok]):.4f}'  # pylint: disable=g-long-lambda
+                                 if ok else '-')
+      lines.append(f'| {regime} | {export} | {len(ok)}/{len(group)} | '
+                   f'{stat("mean_rel_err")} | {stat("p95_rel_err")} | '
+                   f'{stat("max_rel_err")} |')
+  return '\n'.join(lines)
+
+
+def main(argv):
+  del argv
+  rows = [row for env_name in _ENVS.value
+          for row in measure(env_name, _SEEDS.value)]
+  print(f'int8 export points, D4PG 3x256 policy, {len(_ENVS.value)} tasks x '
+        f'{_SEEDS.value} seeds per regime; errors relative to the action '
+        'range on 64 held observations (mean over tasks and seeds)\n')
+  print(table(rows))
+  for export in EXPORTS:
+    ok = [r for r in rows if r['export'] == export and r['loaded']]
+    print(f'{export}: loaded {len(ok)}/{len(rows) // len(EXPORTS)}, '
+          f'mean rel err {np.mean([r["mean_rel_err"] for r in ok]):.4f}, '
+          f'p95 rel err {np.mean([r["p95_rel_err"] for r in ok]):.4f}')
+  os.makedirs(os.path.dirname(_OUT.value) or '.', exist_ok=True)
+  fields = ['env', 'regime', 'seed', 'export', 'loaded', 'mean_rel_err',
+            'p95_rel_err', 'max_rel_err', 'refused']
+  with open(_OUT.value, 'w', newline='') as handle:
+    writer = csv.DictWriter(handle, fields)
+    writer.writeheader()
+    writer.writerows(rows)
+
+
+if __name__ == '__main__':
+  app.run(main)
