@@ -10,6 +10,7 @@ from typing import Any, Dict, Sequence
 
 from agents import AGENT_NAMES
 import agents
+from agents.compiled import COMPILE_MODES
 from launch.config import ACTOR_PRECISIONS
 from launch.config import COMPRESSION_KINDS
 from launch.config import CompressionConfig
@@ -79,6 +80,7 @@ def make_run_config(*, agent: str, env: str, actor_precision: str,
                     num_actors: int, run_dir: str, seed: int,
                     max_seconds: float, max_actor_steps, publish_period: str,
                     eval_episodes: int, launch_type: str,
+                    learner_compile: str = 'xla',
                     eval_fp32: bool = False, publish_sparse: bool = False,
                     agent_overrides: Dict[str, Any],
                     compression: CompressionConfig = CompressionConfig(),
@@ -89,6 +91,7 @@ def make_run_config(*, agent: str, env: str, actor_precision: str,
   _choice('agent', agent, AGENT_NAMES)
   _choice('actor_precision', actor_precision, ACTOR_PRECISIONS)
   _choice('launch_type', launch_type, LAUNCH_TYPES)
+  _choice('learner_compile', learner_compile, COMPILE_MODES)
   _positive('num_actors', num_actors)
   _positive('max_seconds', max_seconds)
   _positive('max_actor_steps', max_actor_steps, allow_none=True)
@@ -122,6 +125,7 @@ def make_run_config(*, agent: str, env: str, actor_precision: str,
       max_seconds=max_seconds, max_actor_steps=max_actor_steps,
       publish_period=period, eval_episodes=eval_episodes, eval_fp32=eval_fp32,
       publish_sparse=publish_sparse,
-      launch_type=launch_type, resume=resume, agent_config=agent_config,
+      launch_type=launch_type, learner_compile=learner_compile,
+      resume=resume, agent_config=agent_config,
       compression=compression, country_iso_code=_country(country_iso_code),
       start_time=time.time())

@@ -77,6 +77,8 @@ class RunConfig:
   # Publish zero-heavy (GST/pruned) policies in TFLite's sparse format.
   publish_sparse: bool = False
   launch_type: str = 'local_mp'
+  # How the learner's step compiles: 'xla' (jit_compile) or 'graph'.
+  learner_compile: str = 'xla'
   checkpoint_period_s: float = 300.0
   resume: bool = False
   agent_config: Any = None

@@ -60,6 +60,9 @@ _PUBLISH_SPARSE = flags.DEFINE_bool(
     'actors run sparse layers on builtin kernels, slower than XNNPACK).')
 _LAUNCH_TYPE = flags.DEFINE_string(
     'launch_type', 'local_mp', f'{cli.LAUNCH_TYPES}: processes or threads.')
+_LEARNER_COMPILE = flags.DEFINE_string(
+    'learner_compile', 'xla', f'{cli.COMPILE_MODES}: the learner step as one '
+    'XLA-compiled update (jit_compile) or a plain TF graph.')
 _BATCH_SIZE = flags.DEFINE_integer('batch_size', None, 'Learner batch size.')
 _SAMPLES_PER_INSERT = flags.DEFINE_float(
     'samples_per_insert', None, 'Replay rate limit: samples per insert.')
@@ -128,7 +131,7 @@ def config_from_flags():
       publish_period=_PUBLISH_PERIOD.value,
       eval_episodes=_EVAL_EPISODES.value, eval_fp32=_EVAL_FP32.value,
       publish_sparse=_PUBLISH_SPARSE.value,
-      launch_type=_LAUNCH_TYPE.value,
+      launch_type=_LAUNCH_TYPE.value, learner_compile=_LEARNER_COMPILE.value,
       agent_overrides=overrides, compression=compression,
       country_iso_code=_COUNTRY.value, preset=_PRESET.value,
       resume=_RESUME.value)

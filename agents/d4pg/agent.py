@@ -3,11 +3,11 @@ import copy
 
 import reverb
 import sonnet as snt
-from acme.agents.tf.d4pg import learning
 
 from agents import interface
 from agents.d4pg import networks
 from agents.d4pg.config import D4PGConfig
+from agents.d4pg.learning import D4PGLearner
 
 
 class D4PGAgent(interface.DeterministicPolicyAgent):
@@ -19,8 +19,8 @@ class D4PGAgent(interface.DeterministicPolicyAgent):
     return networks.make_policy_network(self.environment_spec.actions,
                                         self.config.policy_layers)
 
-  def make_learner(self, replay_client: reverb.Client, counter,
-                   logger) -> interface.LearnerBundle:
+  def make_learner(self, replay_client: reverb.Client, counter, logger,
+                   compile_mode: str = 'xla') -> interface.LearnerBundle:
     config = self.config
     spec = self.environment_spec
     policy = self.learner_policy()
@@ -30,7 +30,8 @@ class D4PGAgent(interface.DeterministicPolicyAgent):
     target_policy, target_critic = copy.deepcopy(policy), copy.deepcopy(critic)
     policy_optimizer = snt.optimizers.Adam(config.policy_learning_rate)
     critic_optimizer = snt.optimizers.Adam(config.critic_learning_rate)
-    learner = learning.D4PGLearner(
+    learner = D4PGLearner(
+        compile_mode=compile_mode,
         policy_network=policy,
         critic_network=critic,
         target_policy_network=target_policy,

@@ -5,30 +5,16 @@ import numpy as np
 import reverb
 import sonnet as snt
 from acme.adders import reverb as reverb_adders
-from acme.agents.tf.dqn import learning
 from acme.tf import utils as tf2_utils
 
 from agents import interface
 from agents.dqn import networks
 from agents.dqn.config import DQNConfig
+from agents.dqn.learning import DQNLearner
 from quarl.actors import exploration as exploration_lib
 
 # Acme's DQNLearner writes its priority updates to this table name.
 REPLAY_TABLE = interface.REPLAY_TABLE
-
-
-class _Learner(learning.DQNLearner):
-  """Acme's DQNLearner serving all Q-network variables as 'policy'.
-
-  Acme's serves only the trainable ones (and ignores `names`); a GST layer
-  also holds non-trainable compression state, so that list would not line
-  up with the exported network's `.variables`, which the quantizer and the
-  TF actors' VariableClient fill in order.
-  """
-
-  def get_variables(self, names: List[str]) -> List[List[np.ndarray]]:
-    network = self.state['network']
-    return [tf2_utils.to_numpy(network.variables) for _ in names]
 
 
 class DQNAgent(interface.Agent):
@@ -60,12 +46,13 @@ class DQNAgent(interface.Agent):
         signature=signature)
     return [replay, interface.calibration_table(signature)]
 
-  def make_learner(self, replay_client: reverb.Client, counter,
-                   logger) -> interface.LearnerBundle:
+  def make_learner(self, replay_client: reverb.Client, counter, logger,
+                   compile_mode: str = 'xla') -> interface.LearnerBundle:
     config = self.config
     network, target_network = self._q_network(), self._q_network()
     dataset = self.replay_dataset(replay_client)
-    learner = _Learner(
+    learner = DQNLearner(
+        compile_mode=compile_mode,
         network=network,
         target_network=target_network,
         discount=config.discount,

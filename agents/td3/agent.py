@@ -38,8 +38,8 @@ class TD3Agent(interface.DeterministicPolicyAgent):
     networks.create_variables(critic, spec.observations, spec.actions)
     return critic
 
-  def make_learner(self, replay_client: reverb.Client, counter,
-                   logger) -> interface.LearnerBundle:
+  def make_learner(self, replay_client: reverb.Client, counter, logger,
+                   compile_mode: str = 'xla') -> interface.LearnerBundle:
     """Targets are copies made before any controller touches the online
     networks, so they stay dense and are never registered for compression."""
     config = self.config
@@ -60,7 +60,8 @@ class TD3Agent(interface.DeterministicPolicyAgent):
         target_noise=config.target_noise,
         target_noise_clip=config.target_noise_clip,
         counter=counter,
-        logger=logger)
+        logger=logger,
+        compile_mode=compile_mode)
     return interface.LearnerBundle(
         learner=learner,
         checkpointables=learner.state,

@@ -5,12 +5,12 @@ from clipped double-Q targets with target policy smoothing and, every
 `policy_update_period` steps, a deterministic policy gradient update followed
 by a Polyak update of all three target networks.
 
-GST attaches as a collaborator: `after_update(learner_step)` runs eagerly
-after each step's optimizer updates, so a compression controller can
-re-impose masks or circulant projections before the targets average them in.
+The whole step is one compiled update (agents/compiled.py). GST attaches as
+a collaborator: `constrain` runs inside it after the optimizer updates, so a
+compression controller re-imposes masks or circulant projections before the
+targets average them in.
 """
-import time
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
+from typing import Any, Dict, Iterator, List, Optional, Sequence
 
 import acme
 import numpy as np
@@ -23,8 +23,10 @@ from acme.tf import utils as tf2_utils
 from acme.utils import counting
 from acme.utils import loggers
 
+from agents import compiled
 
-class TD3Learner(acme.Learner):
+
+class TD3Learner(compiled.CompiledLearnerMixin, acme.Learner):
   """Twin-critic, delayed-policy DDPG learner over Reverb transition batches.
 
   Exposes the ONLINE policy's variables as 'policy' (what actors explore
@@ -48,13 +50,12 @@ class TD3Learner(acme.Learner):
       target_noise_clip: float = 0.5,
       counter: Optional[counting.Counter] = None,
       logger: Optional[loggers.Logger] = None,
-      after_update: Optional[Callable[[int], None]] = None,
+      compile_mode: str = 'xla',
+      report_every_s: float = compiled.REPORT_EVERY_S,
   ):
     """Networks must be built; targets start as copies of the online ones.
 
     `target_noise` and its clip are in units of the action half-range.
-    `after_update` may also be assigned later (a compression controller is
-    built from the layers of networks that already exist).
     """
     if len(critic_networks) != 2 or len(target_critic_networks) != 2:
       raise ValueError('TD3 needs exactly two critics and two target critics')
@@ -62,7 +63,6 @@ class TD3Learner(acme.Learner):
     self._critics = tuple(critic_networks)
     self._target_policy = target_policy_network
     self._target_critics = tuple(target_critic_networks)
-    self._iterator = dataset_iterator
     self._discount = discount
     self._policy_optimizer = policy_optimizer or snt.optimizers.Adam(3e-4)
     self._critic_optimizer = critic_optimizer or snt.optimizers.Adam(3e-4)
@@ -76,12 +76,14 @@ class TD3Learner(acme.Learner):
     self._counter = counter or counting.Counter()
     self._logger = logger or loggers.make_default_logger('learner',
                                                          save_data=False)
-    self.after_update = after_update
     self._num_steps = tf.Variable(0, dtype=tf.int64, name='num_steps')
+    self._seed = tf.constant(int(tf.random.uniform([], 0, 2**31 - 1,
+                                                   tf.int64)), tf.int64)
     # Logged every step, so CSV headers (fixed by the first row) include it.
     self._policy_loss = tf.Variable(np.nan, dtype=tf.float32,
                                     name='policy_loss')
-    self._timestamp = None
+    self._init_compiled(dataset_iterator, compile_mode, self._counter,
+                        self._logger, report_every_s)
 
   @property
   def num_steps(self) -> int:
@@ -103,34 +105,30 @@ class TD3Learner(acme.Learner):
         'num_steps': self._num_steps,
     }
 
-  def step(self) -> None:
-    """Critics; every `policy_update_period` steps the policy and targets."""
-    transitions: types.Transition = next(self._iterator).data
-    update_policy = (self.num_steps + 1) % self._policy_update_period == 0
-
+  def _compiled_update(self, sample) -> Dict[str, tf.Tensor]:
+    """Critics; every `policy_update_period` steps the policy, then (after
+    the constraint) the targets."""
+    transitions: types.Transition = sample.data
+    update_policy = tf.equal(
+        (self._num_steps + 1) % self._policy_update_period, 0)
     critic_loss = self._update_critics(transitions)
-    if update_policy:
-      self._update_policy(transitions.observation)
+    tf.cond(update_policy,
+            lambda: self._update_policy(transitions.observation),
+            tf.no_op)
     self._num_steps.assign_add(1)
-    if self.after_update is not None:
-      self.after_update(self.num_steps)
-    if update_policy:
-      self._update_targets()
+    self._apply_constraint()
+    tf.cond(update_policy, self._update_targets, tf.no_op)
+    return {'critic_loss': critic_loss,
+            'policy_loss': self._policy_loss.read_value()}
 
-    timestamp = time.time()
-    elapsed = timestamp - self._timestamp if self._timestamp else 0
-    self._timestamp = timestamp
-    counts = self._counter.increment(steps=1, walltime=elapsed)
-    self._logger.write({'critic_loss': critic_loss,
-                        'policy_loss': self._policy_loss.read_value(),
-                        **counts})
-
-  @tf.function
   def _update_critics(self, transitions: types.Transition) -> tf.Tensor:
     """Both critics regress on r + gamma * d * min(Q1', Q2')(s', a')."""
     # Target policy smoothing: clipped noise on the target action.
     next_action = self._target_policy(transitions.next_observation)
-    noise = tf.random.normal(tf.shape(next_action), stddev=self._target_noise)
+    # Stateless, keyed by (seed, step): a resumed run draws what it would
+    # have. (XLA's kernel draws another stream than TF's, same law.)
+    noise = self._target_noise * tf.random.stateless_normal(
+        tf.shape(next_action), seed=tf.stack([self._seed, self._num_steps]))
     noise = tf.clip_by_value(noise, -self._target_noise_clip,
                              self._target_noise_clip)
     next_action = tf.clip_by_value(next_action + noise * self._action_scale,
@@ -155,8 +153,7 @@ class TD3Learner(acme.Learner):
     self._critic_optimizer.apply(gradients, variables)
     return critic_loss
 
-  @tf.function
-  def _update_policy(self, observation: tf.Tensor) -> None:
+  def _update_policy(self, observation: tf.Tensor) -> tf.Operation:
     """Deterministic policy gradient through the first critic."""
     variables = self._policy.trainable_variables
     with tf.GradientTape() as tape:
@@ -165,9 +162,9 @@ class TD3Learner(acme.Learner):
     gradients = tape.gradient(policy_loss, variables)
     self._policy_optimizer.apply(gradients, variables)
     self._policy_loss.assign(policy_loss)
+    return tf.no_op()
 
-  @tf.function
-  def _update_targets(self) -> None:
+  def _update_targets(self) -> tf.Operation:
     """target <- tau * online + (1 - tau) * target, trainable weights only."""
     pairs = [(self._policy, self._target_policy),
              *zip(self._critics, self._target_critics)]
@@ -176,6 +173,7 @@ class TD3Learner(acme.Learner):
                                      target.trainable_variables):
         destination.assign(self._tau * source +
                            (1.0 - self._tau) * destination)
+    return tf.no_op()
 
   def get_variables(self, names: List[str]) -> List[List[np.ndarray]]:
     """Only 'policy' is served: the online policy, for actors to explore."""

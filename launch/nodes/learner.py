@@ -1,8 +1,9 @@
 """Learner node: steps the agent's learner, compresses, checkpoints.
 
-After every learner step the compression controller (GST, iterative pruning
-or none) re-imposes its structure on the learner's hidden layers; the
-evaluator feeds it returns for GST's reward-aware schedule.
+The compression controller (GST, iterative pruning or none) re-imposes its
+structure inside every compiled learner step and does its host bookkeeping
+(clock, hand-over, masks, CR) every `update_every` steps; the evaluator
+feeds it returns for GST's reward-aware schedule.
 """
 import os
 import threading
@@ -41,7 +42,8 @@ class LearnerNode:
     tf.random.set_seed(config.seed)
     bundle = agent.make_learner(
         replay, counting.Counter(counter, 'learner'),
-        run_loggers.make_logger(config.run_dir, 'learner'))
+        run_loggers.make_logger(config.run_dir, 'learner'),
+        compile_mode=config.learner_compile)
     self._learner = bundle.learner
     self._controller = make_controller(bundle, config)
     # Courier threads (observe_return) and the step loop share the controller.
@@ -64,9 +66,9 @@ class LearnerNode:
     with self._controller_lock:
       self._controller.observe_return(float(value))
 
-  def _constrain(self, learner_step: int) -> None:
+  def _sync(self, learner_step: int) -> None:
     with self._controller_lock:
-      self._controller.after_optimizer_step(learner_step)
+      self._controller.sync(learner_step)
 
   def save(self) -> str:
     return self._manager.save()
@@ -87,22 +89,22 @@ class LearnerNode:
     common.exit_after_stop(self._config, before_exit=self.save)
     log_every = self._config.compression.log_every
     step = int(self._controller.learner_step.numpy())
-    self._constrain(step)  # Circulant (GST) from step 0.
+    self._controller.constrain()  # Circulant (GST) from step 0.
+    self._sync(step)
     self._log_compression()
-    # Learners with an after_update hook (TD3) constrain inside step(),
-    # before their target networks average the weights; others after it.
-    constrains_itself = hasattr(self._learner, 'after_update')
-    if constrains_itself:
-      self._learner.after_update = self._constrain  # Its own step count.
+    # Traced into the compiled step at its first call.
+    self._learner.constrain = self._controller.constrain
+    sync_every = self._controller.update_every
     last_save = time.time()
     while not common.stop_requested():
       self._learner.step()
       step += 1
-      if not constrains_itself:
-        self._constrain(step)
+      if step % sync_every == 0:
+        self._sync(step)
       if step % log_every == 0:
         self._log_compression()
       if time.time() - last_save > self._config.checkpoint_period_s:
         self.save()
         last_save = time.time()
+    self._learner.flush_counts()
     self.save()  # Stopping is the moment a resumable state matters most.

@@ -1,9 +1,12 @@
 """Compression controllers: what a learner calls after each optimizer step.
 
-One loop serves every method (`CompressionController.after_optimizer_step`):
-advance the method's clock, move layers into the pruned phase when the method
-says so, refresh masks every `update_every` learner steps, re-impose every
-layer's constraint (one compiled tf.function), and account CR.
+Two halves serve every method. `constrain()` re-imposes every layer's
+structure; it is traced into the learner's compiled step, so it runs after
+every optimizer update with no host work. `sync(learner_step)` is the host
+half, called every `update_every` learner steps: account CR for the steps
+since the last sync, advance the method's clock, move layers into the pruned
+phase when the method says so, and refresh masks. Structure changes only in
+sync, so the CR that held between two syncs is exact for every step between.
 
 * `GstController` — layers start block-circulant at step 0 and hand over to
   group pruning once the reward-aware target reaches S_shift * (1 - 1/B).
@@ -55,6 +58,13 @@ class CompressionController(tf.Module, metaclass=abc.ABCMeta):
     self._steps_seen = tf.Variable(0, dtype=tf.int64, trainable=False,
                                    name='steps_seen')
 
+  # False for the dense baseline: its constraint is not traced at all.
+  compresses = True
+
+  @property
+  def update_every(self) -> int:
+    return self._update_every
+
   @abc.abstractmethod
   def target_sparsity(self) -> float:
     """The sparsity the method asks of pruned layers right now."""
@@ -69,15 +79,26 @@ class CompressionController(tf.Module, metaclass=abc.ABCMeta):
     """Whether a not-yet-pruned layer enters the pruned phase at `target`."""
     return False
 
-  def after_optimizer_step(self, learner_step: int) -> None:
-    """Call eagerly after every optimizer step with the learner's step count.
+  def constrain(self) -> None:
+    """Re-imposes every layer's structure; safe to trace (tf.function/XLA):
+    each layer picks its phase's branch from variable values."""
+    if self.compresses:
+      for layer in self.layers:
+        layer.apply_constraint()
 
-    `learner_step` must not decrease; a jump of several steps advances the
-    clock and the average-CR weight by that many steps.
+  def sync(self, learner_step: int) -> None:
+    """Host bookkeeping up to `learner_step` (which must not decrease).
+
+    The steps since the last sync are accounted at the CR that held during
+    them and advance the clock; then layers hand over and masks refresh
+    (every `update_every` steps) at the new target.
     """
     learner_step = int(learner_step)
     previous = int(self.learner_step.numpy())
     steps = max(learner_step - previous, 0)
+    total, stored = self._totals()
+    self._cr_sum.assign_add(steps * (1.0 - stored / total if total else 0.0))
+    self._steps_seen.assign_add(steps)
     every = self._update_every
     refresh = learner_step // every != previous // every
     self.learner_step.assign(max(learner_step, previous))
@@ -90,21 +111,11 @@ class CompressionController(tf.Module, metaclass=abc.ABCMeta):
         enter = self._starts_pruning(layer, target)
       if enter:
         layer.to_sparse(target, self._granularity)
-    if any(layer.phase != layers_lib.DENSE for layer in self.layers):
-      self._constrain_and_account(tf.constant(steps, tf.int64))
-    else:  # Dense layers carry no constraint and store everything: CR 0.
-      self._steps_seen.assign_add(steps)
 
-  @tf.function
-  def _constrain_and_account(self, steps: tf.Tensor):
-    """The per-step work, compiled once: constraints, then this step's CR."""
-    for layer in self.layers:
-      layer.apply_constraint()
-    stored = tf.add_n([layer.stored_params_tensor() for layer in self.layers])
-    total = sum(layer.num_params() for layer in self.layers)
-    step_cr = 1.0 - tf.cast(stored, tf.float64) / total
-    self._cr_sum.assign_add(tf.cast(steps, tf.float64) * step_cr)
-    self._steps_seen.assign_add(steps)
+  def after_optimizer_step(self, learner_step: int) -> None:
+    """Both halves at once, eagerly: for callers outside a compiled step."""
+    self.constrain()
+    self.sync(learner_step)
 
   def _totals(self):
     return (sum(layer.num_params() for layer in self.layers),
@@ -146,6 +157,8 @@ def _unique_names(layers) -> list:
 
 class NoCompression(CompressionController):
   """Dense baseline: layers stay dense, CR stays 0."""
+
+  compresses = False
 
   def __init__(self, layers: Sequence[layers_lib.CompressibleLinear] = (),
                dense_params: int = 0, name: str = 'no_compression'):

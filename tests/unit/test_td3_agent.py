@@ -78,7 +78,8 @@ def changed(before, module):
 def test_critic_loss_falls_on_a_fixed_batch():
   logger = RecordingLogger()
   learner, _, _ = make_learner(
-      logger=logger, critic_optimizer=snt.optimizers.Adam(3e-3))
+      logger=logger, critic_optimizer=snt.optimizers.Adam(3e-3),
+      report_every_s=0.0)
   for _ in range(100):
     learner.step()
   losses = [float(row['critic_loss']) for row in logger.rows]
@@ -109,12 +110,13 @@ def test_policy_and_targets_update_every_second_step():
             moved.numpy(), 0.005 * source.numpy() + 0.995 * old, atol=1e-6)
 
 
-def test_after_update_sees_each_step_once():
-  seen = []
-  learner, _, _ = make_learner(after_update=seen.append)
+def test_constraint_runs_inside_every_compiled_step():
+  calls = tf.Variable(0)
+  learner, _, _ = make_learner()
+  learner.constrain = lambda: calls.assign_add(1)
   for _ in range(5):
     learner.step()
-  assert seen == [1, 2, 3, 4, 5]
+  assert int(calls.numpy()) == 5  # Traced once, run every step.
 
 
 def test_gst_controller_keeps_layers_circulant():
@@ -123,9 +125,10 @@ def test_gst_controller_keeps_layers_circulant():
   assert len(layers) == 3  # One hidden->hidden layer per network.
   controller = compression.make_controller('gst', layers, block_size=4,
                                            end_step=10_000)
-  learner.after_update = controller.after_optimizer_step
-  for _ in range(20):
+  learner.constrain = controller.constrain
+  for step in range(1, 21):
     learner.step()
+    controller.sync(step)
   assert controller.report()['compressed_cr'] >= 0.75
   for layer in layers:
     assert layer.compression_ratio() >= 0.75

@@ -1,0 +1,96 @@
+"""Compiled learner steps: sample fetched outside, one jit-compiled update.
+
+Acme's TF learners call `next(iterator)` inside their tf.function, which XLA
+cannot compile. Here the Reverb sample is fetched eagerly and handed to one
+compiled update that also re-imposes the compression constraint (GST/prune),
+so a learner step is one device call. Counting and logging leave the
+per-step path: they happen every `report_every_s` seconds.
+
+Acme's own step bodies are reused as they are (their losses and target
+updates): `SampleFeed` stands in for the learner's iterator while the update
+traces, so `next(self._iterator)` inside Acme's step returns the argument.
+"""
+import time
+from typing import Any, Callable, Dict, Optional
+
+import tensorflow as tf
+
+COMPILE_MODES = ('xla', 'graph')
+REPORT_EVERY_S = 1.0
+
+
+class SampleFeed:
+  """An iterator whose next() is the sample the compiled update was given."""
+
+  def __init__(self):
+    self.sample = None
+
+  def __iter__(self):
+    return self
+
+  def __next__(self):
+    return self.sample
+
+
+class CompiledLearnerMixin:
+  """Shared step loop; a learner supplies `_update_body(sample) -> fetches`.
+
+  `constrain` (a compression controller's in-graph constraint) may be set
+  until the first step, when the update is traced.
+  """
+
+  def _init_compiled(self, samples, compile_mode: str, counter, logger,
+                     report_every_s: float = REPORT_EVERY_S):
+    if compile_mode not in COMPILE_MODES:
+      raise ValueError(f'learner compile mode must be one of {COMPILE_MODES},'
+                       f' got {compile_mode!r}')
+    self.constrain: Optional[Callable[[], None]] = None
+    self._samples = samples
+    self._compile_mode = compile_mode
+    self._update = tf.function(self._compiled_update,
+                               jit_compile=compile_mode == 'xla')
+    self._report_counter, self._report_logger = counter, logger
+    self._report_every_s = report_every_s
+    self._unreported_steps = 0
+    self._last_report = None
+
+  def _compiled_update(self, sample) -> Dict[str, tf.Tensor]:
+    """The whole step, traced once: the optimizer updates, then the
+    constraint (a learner whose targets average the online weights
+    overrides this to constrain before they do)."""
+    fetches = self._update_body(sample)
+    self._apply_constraint()
+    return fetches
+
+  def _update_body(self, sample) -> Dict[str, tf.Tensor]:
+    raise NotImplementedError
+
+  def _apply_constraint(self) -> None:
+    if self.constrain is not None:
+      self.constrain()
+
+  def _after_update(self, fetches: Dict[str, Any]) -> Dict[str, Any]:
+    """Host work on the fetches (e.g. priorities); returns what to log."""
+    return fetches
+
+  def step(self) -> None:
+    fetches = self._after_update(self._update(next(self._samples)))
+    self._unreported_steps += 1
+    now = time.time()
+    if self._last_report is None:  # Time before the first step isn't counted.
+      self._last_report = now
+    if now - self._last_report >= self._report_every_s:
+      self.flush_counts(fetches, now)
+
+  def flush_counts(self, fetches: Optional[Dict[str, Any]] = None,
+                   now: Optional[float] = None) -> None:
+    """Adds the steps made since the last report to the counter; logs."""
+    now = now or time.time()
+    if not self._unreported_steps:
+      return
+    counts = self._report_counter.increment(
+        steps=self._unreported_steps,
+        walltime=now - (self._last_report or now))
+    self._unreported_steps, self._last_report = 0, now
+    if fetches is not None:
+      self._report_logger.write({**fetches, **counts})
