@@ -31,6 +31,7 @@ REPLAY_TABLE = reverb_adders.DEFAULT_PRIORITY_TABLE
 # the quantizer never samples from (and rate-limits) the learner's table.
 CALIBRATION_TABLE = 'calibration'
 CALIBRATION_TABLE_SIZE = 2048
+DATASET_PARALLEL_CALLS = 2
 
 
 def calibration_table(signature) -> reverb.Table:
@@ -94,18 +95,26 @@ class Agent(abc.ABC):
         discount=self.config.discount,
         priority_fns={REPLAY_TABLE: None, CALIBRATION_TABLE: None})
 
-  def replay_dataset(self, replay_client: reverb.Client) -> tf.data.Dataset:
-    """Batches of N-step transitions (reverb.ReplaySample) for the learner."""
+  def replay_dataset(self, replay_client: reverb.Client,
+                     parallel_calls: int = DATASET_PARALLEL_CALLS
+                     ) -> tf.data.Dataset:
+    """Batches of N-step transitions (reverb.ReplaySample) for the learner,
+    sampled by `parallel_calls` workers (Acme's default of 12 oversubscribes
+    small machines; launch/nodes/threads.py sizes it)."""
     return datasets.make_reverb_dataset(
         table=REPLAY_TABLE,
         server_address=replay_client.server_address,
         batch_size=self.config.batch_size,
-        prefetch_size=4)
+        prefetch_size=4,
+        num_parallel_calls=parallel_calls)
 
   @abc.abstractmethod
-  def make_learner(self, replay_client: reverb.Client, counter,
-                   logger) -> LearnerBundle:
-    """A learner whose get_variables(['policy']) feeds export_policy()."""
+  def make_learner(self, replay_client: reverb.Client, counter, logger,
+                   compile_mode: str = 'xla',
+                   dataset_parallel_calls: int = DATASET_PARALLEL_CALLS
+                   ) -> LearnerBundle:
+    """A learner whose get_variables(['policy']) feeds export_policy(); its
+    step compiles as `compile_mode` (agents/compiled.py)."""
 
   @abc.abstractmethod
   def export_policy(self) -> snt.Module:
@@ -161,8 +170,8 @@ class DeterministicPolicyAgent(Agent):
   """The DDPG family (D4PG, TD3): what they share beyond the learner.
 
   A deterministic tanh policy is exported to actors, each actor adds its own
-  Gaussian sigma (in action units), and transitions go to a uniform N-step
-  table. Subclasses give the policy network and the learner; the config
+  Gaussian sigma (configured in units of the action half-range), and
+  transitions go to a uniform N-step table. Subclasses give the policy network and the learner; the config
   needs batch_size, n_step, discount, min/max_replay_size,
   samples_per_insert, sigma_min and sigma_max.
   """
@@ -211,9 +220,13 @@ class DeterministicPolicyAgent(Agent):
     return np.asarray(actions.maximum - actions.minimum, np.float32)
 
   def exploration(self, actor_id: int, num_actors: int) -> float:
-    return exploration_lib.sigma_ladder(actor_id, num_actors,
-                                        self.config.sigma_min,
-                                        self.config.sigma_max)
+    """The ladder is in units of the action half-range, as in the TD3 paper
+    (noise 0.1 * max_action); actors get it in action units. Our tasks share
+    one range across action dimensions, so its mean is that range."""
+    actions = self.environment_spec.actions
+    half_range = float(np.mean((actions.maximum - actions.minimum) / 2))
+    return half_range * exploration_lib.sigma_ladder(
+        actor_id, num_actors, self.config.sigma_min, self.config.sigma_max)
 
   def behaviour(self, exploration: float, rng: np.random.Generator
                 ) -> Callable[[np.ndarray], np.ndarray]:

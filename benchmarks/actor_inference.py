@@ -14,7 +14,9 @@ import sonnet as snt
 import tensorflow as tf
 from absl import app
 from absl import flags
+from acme import specs
 
+from agents.d4pg import networks
 from quarl import quantization
 from quarl.actors import LiteRTPolicy
 
@@ -28,12 +30,13 @@ _OUT = flags.DEFINE_string('out', 'benchmarks/results/actor_inference.csv',
 PRECISIONS = ('fp32_tf',) + quantization.PRECISIONS
 
 
-def _policy(width: int, obs: int, act: int) -> snt.Module:
+def _policy(width: int, obs: int, act: int, layer_norm: bool) -> snt.Module:
+  """What actors run: D4PG's exported policy (up to its action head)."""
   tf.random.set_seed(0)
-  policy = snt.Sequential([snt.nets.MLP([width] * 3, activate_final=True),
-                           snt.Linear(act), tf.tanh])
+  spec = specs.BoundedArray((act,), np.float32, -1.0, 1.0)
+  policy = networks.make_policy_network(spec, [width] * 3, layer_norm)
   policy(tf.zeros([1, obs]))
-  return policy
+  return policy.body
 
 
 def _time_us(call, observations: np.ndarray, seconds: float) -> float:
@@ -50,10 +53,11 @@ def _time_us(call, observations: np.ndarray, seconds: float) -> float:
   return 1e6 * float(np.median(per_batch))
 
 
-def measure(width: int, obs: int, act: int, seconds: float):
-  """Rows of (width, precision, us, bytes, max_abs_err) for one policy."""
-  tf.config.threading.set_intra_op_parallelism_threads(1)
-  policy = _policy(width, obs, act)
+def measure(width: int, obs: int, act: int, seconds: float,
+            layer_norm: bool):
+  """Rows of (policy, precision, us, bytes, max_abs_err) for one policy."""
+  policy = _policy(width, obs, act, layer_norm)
+  width = f'3x{width}' + (' LayerNorm' if layer_norm else '')
   rng = np.random.default_rng(0)
   # Stand-in observations: unit-scale features like normalised MuJoCo state.
   observations = rng.normal(size=(400, obs)).astype(np.float32)
@@ -79,7 +83,7 @@ def format_table(rows) -> str:
   for width, precision, us, size, err in rows:
     vs_tf = by_key[(width, 'fp32_tf')] / us
     vs_tflite = by_key[(width, 'fp32')] / us
-    lines.append(f'| 3x{width} | {precision} | {us:.1f} | '
+    lines.append(f'| {width} | {precision} | {us:.1f} | '
                  f'{size if size else "-"} | {err:.4f} | {vs_tf:.1f}x | '
                  f'{vs_tflite:.2f}x |')
   return '\n'.join(lines)
@@ -87,14 +91,18 @@ def format_table(rows) -> str:
 
 def main(argv):
   del argv
+  tf.config.threading.set_intra_op_parallelism_threads(1)
   rows = []
   for width in (int(w) for w in _SIZES.value.split(',')):
-    rows += measure(width, _OBS.value, _ACT.value, _SECONDS.value)
+    for layer_norm in (False, True):
+      rows += measure(width, _OBS.value, _ACT.value, _SECONDS.value,
+                      layer_norm)
   print(format_table(rows))
   os.makedirs(os.path.dirname(_OUT.value) or '.', exist_ok=True)
   with open(_OUT.value, 'w', newline='') as handle:
     writer = csv.writer(handle)
-    writer.writerow(['width', 'precision', 'us', 'model_bytes', 'max_abs_err'])
+    writer.writerow(['policy', 'precision', 'us', 'model_bytes',
+                     'max_abs_err'])
     writer.writerows(rows)
 
 

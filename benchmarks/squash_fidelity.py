@@ -35,6 +35,9 @@ _ENVS = flags.DEFINE_list(
     'envs', ['gym:Pendulum-v1', 'dm_control:cartpole:swingup',
              'dm_control:walker:walk'], 'Tasks (observations, action spec).')
 _SEEDS = flags.DEFINE_integer('seeds', 3, 'Random policies per regime.')
+_LAYER_NORM = flags.DEFINE_bool(
+    'policy_layer_norm', False, "Acme's LayerNorm + tanh after the policy "
+    "torso's input layer (agents/d4pg/networks.py make_torso).")
 _OUT = flags.DEFINE_string('out', 'benchmarks/results/squash_fidelity.csv',
                            'CSV of every conversion.')
 
@@ -74,7 +77,7 @@ def _export(policy, export: str, action_spec):
   return policy.body, lambda pre: to_spec(np.tanh(pre))
 
 
-def measure(env_name: str, seeds: int):
+def measure(env_name: str, seeds: int, layer_norm: bool):
   environment = envs.make_environment(env_name, 0)
   spec = specs.make_environment_spec(environment)
   observations = rollout_observations(environment, 320,
@@ -85,7 +88,8 @@ def measure(env_name: str, seeds: int):
   for regime in REGIMES:
     for seed in range(seeds):
       tf.random.set_seed(seed)
-      policy = networks.make_policy_network(spec.actions, (256, 256, 256))
+      policy = networks.make_policy_network(spec.actions, (256, 256, 256),
+                                            layer_norm)
       policy(tf.constant(calibration[:1]))
       _set_regime(policy, regime, calibration)
       for export in EXPORTS:
@@ -128,10 +132,11 @@ def table(rows) -> str:
 def main(argv):
   del argv
   rows = [row for env_name in _ENVS.value
-          for row in measure(env_name, _SEEDS.value)]
-  print(f'int8 export points, D4PG 3x256 policy, {len(_ENVS.value)} tasks x '
-        f'{_SEEDS.value} seeds per regime; errors relative to the action '
-        'range on 64 held observations (mean over tasks and seeds)\n')
+          for row in measure(env_name, _SEEDS.value, _LAYER_NORM.value)]
+  torso = 'LayerNorm' if _LAYER_NORM.value else 'ReLU'
+  print(f'int8 export points, D4PG 3x256 {torso} policy, {len(_ENVS.value)} '
+        f'tasks x {_SEEDS.value} seeds per regime; errors relative to the '
+        'action range on 64 held observations (mean over tasks and seeds)\n')
   print(table(rows))
   for export in EXPORTS:
     ok = [r for r in rows if r['export'] == export and r['loaded']]

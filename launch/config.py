@@ -79,6 +79,8 @@ class RunConfig:
   launch_type: str = 'local_mp'
   # How the learner's step compiles: 'xla' (jit_compile) or 'graph'.
   learner_compile: str = 'xla'
+  # Give the learner cores of its own (launch/nodes/threads.py).
+  pin_cpus: bool = False
   checkpoint_period_s: float = 300.0
   resume: bool = False
   agent_config: Any = None

@@ -63,6 +63,9 @@ _LAUNCH_TYPE = flags.DEFINE_string(
 _LEARNER_COMPILE = flags.DEFINE_string(
     'learner_compile', 'xla', f'{cli.COMPILE_MODES}: the learner step as one '
     'XLA-compiled update (jit_compile) or a plain TF graph.')
+_PIN_CPUS = flags.DEFINE_bool(
+    'pin_cpus', False, 'Pin the learner to cores of its own and the other '
+    'nodes to the rest (with 3 or more cores).')
 _BATCH_SIZE = flags.DEFINE_integer('batch_size', None, 'Learner batch size.')
 _SAMPLES_PER_INSERT = flags.DEFINE_float(
     'samples_per_insert', None, 'Replay rate limit: samples per insert.')
@@ -132,6 +135,7 @@ def config_from_flags():
       eval_episodes=_EVAL_EPISODES.value, eval_fp32=_EVAL_FP32.value,
       publish_sparse=_PUBLISH_SPARSE.value,
       launch_type=_LAUNCH_TYPE.value, learner_compile=_LEARNER_COMPILE.value,
+      pin_cpus=_PIN_CPUS.value,
       agent_overrides=overrides, compression=compression,
       country_iso_code=_COUNTRY.value, preset=_PRESET.value,
       resume=_RESUME.value)

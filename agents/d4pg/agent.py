@@ -17,15 +17,20 @@ class D4PGAgent(interface.DeterministicPolicyAgent):
 
   def make_policy_network(self) -> snt.Module:
     return networks.make_policy_network(self.environment_spec.actions,
-                                        self.config.policy_layers)
+                                        self.config.policy_layers,
+                                        self.config.policy_layer_norm)
 
   def make_learner(self, replay_client: reverb.Client, counter, logger,
-                   compile_mode: str = 'xla') -> interface.LearnerBundle:
+                   compile_mode: str = 'xla',
+                   dataset_parallel_calls: int = (
+                       interface.DATASET_PARALLEL_CALLS)
+                   ) -> interface.LearnerBundle:
     config = self.config
     spec = self.environment_spec
     policy = self.learner_policy()
     critic = networks.make_critic_network(config.critic_layers, config.vmin,
-                                          config.vmax, config.num_atoms)
+                                          config.vmax, config.num_atoms,
+                                          config.critic_layer_norm)
     networks.create_variables(critic, spec.observations, spec.actions)
     target_policy, target_critic = copy.deepcopy(policy), copy.deepcopy(critic)
     policy_optimizer = snt.optimizers.Adam(config.policy_learning_rate)
@@ -38,7 +43,8 @@ class D4PGAgent(interface.DeterministicPolicyAgent):
         target_critic_network=target_critic,
         discount=config.discount,
         target_update_period=config.target_update_period,
-        dataset_iterator=iter(self.replay_dataset(replay_client)),
+        dataset_iterator=iter(self.replay_dataset(
+            replay_client, dataset_parallel_calls)),
         policy_optimizer=policy_optimizer,
         critic_optimizer=critic_optimizer,
         counter=counter,

@@ -7,6 +7,12 @@ from typing import Sequence
 class D4PGConfig:
   policy_layers: Sequence[int] = (256, 256, 256)
   critic_layers: Sequence[int] = (256, 256)
+  # Acme's D4PG torsos start Linear -> LayerNorm -> tanh; ours too. Int8
+  # keeps the policy faithful (benchmarks/squash_fidelity.py
+  # --policy_layer_norm); LiteRT runs it ~2x slower than without
+  # (benchmarks/actor_inference.py), still far below an env step.
+  critic_layer_norm: bool = True
+  policy_layer_norm: bool = True
   batch_size: int = 64  # Small: learner-bound on 2 cores; see presets.
   n_step: int = 5
   discount: float = 0.99
@@ -21,7 +27,8 @@ class D4PGConfig:
   vmin: float = -150.0
   vmax: float = 150.0
   num_atoms: int = 51
-  # Actor i's Gaussian sigma is log-spaced in [sigma_min, sigma_max].
+  # Actor i's Gaussian sigma, log-spaced in [sigma_min, sigma_max], in units
+  # of the action half-range (as TD3's).
   sigma_min: float = 0.05
   sigma_max: float = 0.5
 

@@ -47,10 +47,13 @@ class DQNAgent(interface.Agent):
     return [replay, interface.calibration_table(signature)]
 
   def make_learner(self, replay_client: reverb.Client, counter, logger,
-                   compile_mode: str = 'xla') -> interface.LearnerBundle:
+                   compile_mode: str = 'xla',
+                   dataset_parallel_calls: int = (
+                       interface.DATASET_PARALLEL_CALLS)
+                   ) -> interface.LearnerBundle:
     config = self.config
     network, target_network = self._q_network(), self._q_network()
-    dataset = self.replay_dataset(replay_client)
+    dataset = self.replay_dataset(replay_client, dataset_parallel_calls)
     learner = DQNLearner(
         compile_mode=compile_mode,
         network=network,

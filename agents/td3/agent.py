@@ -1,7 +1,6 @@
 """TD3 for ActorQ and GST: our TF learner; actors get its online policy."""
 import copy
 
-import numpy as np
 import reverb
 import sonnet as snt
 
@@ -20,14 +19,6 @@ class TD3Agent(interface.DeterministicPolicyAgent):
     return networks.make_policy_network(self.environment_spec.actions,
                                         self.config.policy_layers)
 
-  def exploration(self, actor_id: int, num_actors: int) -> float:
-    """The ladder is in units of the action half-range, as in the paper
-    (noise 0.1 * max_action); actors get it in action units. Our tasks share
-    one range across action dimensions, so its mean is that range."""
-    actions = self.environment_spec.actions
-    half_range = float(np.mean((actions.maximum - actions.minimum) / 2))
-    return super().exploration(actor_id, num_actors) * half_range
-
   def warmup_steps(self, num_actors: int) -> int:
     return self.config.random_warmup_steps // num_actors
 
@@ -39,7 +30,10 @@ class TD3Agent(interface.DeterministicPolicyAgent):
     return critic
 
   def make_learner(self, replay_client: reverb.Client, counter, logger,
-                   compile_mode: str = 'xla') -> interface.LearnerBundle:
+                   compile_mode: str = 'xla',
+                   dataset_parallel_calls: int = (
+                       interface.DATASET_PARALLEL_CALLS)
+                   ) -> interface.LearnerBundle:
     """Targets are copies made before any controller touches the online
     networks, so they stay dense and are never registered for compression."""
     config = self.config
@@ -51,7 +45,8 @@ class TD3Agent(interface.DeterministicPolicyAgent):
         target_policy_network=copy.deepcopy(policy),
         target_critic_networks=copy.deepcopy(critics),
         action_spec=self.environment_spec.actions,
-        dataset_iterator=iter(self.replay_dataset(replay_client)),
+        dataset_iterator=iter(self.replay_dataset(
+            replay_client, dataset_parallel_calls)),
         discount=config.discount,
         policy_optimizer=snt.optimizers.Adam(config.policy_learning_rate),
         critic_optimizer=snt.optimizers.Adam(config.critic_learning_rate),

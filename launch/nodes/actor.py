@@ -11,6 +11,7 @@ from acme.wrappers import base as wrapper_base
 from launch import run_dir as run_dir_lib
 from launch.config import RunConfig
 from launch.nodes import common
+from launch.nodes import threads
 from quarl import actors
 from quarl import envs
 
@@ -43,7 +44,9 @@ def make_policy_actor(agent, config: RunConfig, model_source, adder,
   if not config.quantized:
     return agent.make_tf_actor(model_source, adder, exploration, rng,
                                variable_update_period), None
-  refresher = actors.ModelRefresher(model_source.get_model).start()
+  refresher = actors.ModelRefresher(
+      model_source.get_model,
+      num_threads=threads.plan_for(config).litert_threads).start()
   while not refresher.wait_for_first_model(1.0):
     if common.stop_requested():
       refresher.stop()

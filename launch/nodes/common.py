@@ -10,6 +10,7 @@ from absl import logging
 
 import agents
 from launch.config import RunConfig
+from launch.nodes import threads
 from quarl import carbon
 from quarl import envs
 
@@ -103,7 +104,11 @@ def record_cpu_time(config: RunConfig, node_name: str):
 
 
 def guarded(node_name: str, config: RunConfig, run_fn: Callable[[], None]):
-  """Runs a node's main loop; failures are recorded and stop the program."""
+  """Runs a node's main loop; failures are recorded and stop the program.
+
+  First sizes the process's thread pools (launch/nodes/threads.py).
+  """
+  threads.apply(config, node_name.split('_')[0])
   record_cpu_time(config, node_name)
   try:
     run_fn()

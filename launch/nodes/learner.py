@@ -17,6 +17,7 @@ from launch import loggers as run_loggers
 from launch import run_dir as run_dir_lib
 from launch.config import RunConfig
 from launch.nodes import common
+from launch.nodes import threads
 from quarl import compression
 
 
@@ -40,10 +41,12 @@ class LearnerNode:
   def _build(self, replay, counter, config: RunConfig) -> None:
     agent = common.make_agent(config)
     tf.random.set_seed(config.seed)
+    thread_plan = threads.plan_for(config)
     bundle = agent.make_learner(
         replay, counting.Counter(counter, 'learner'),
         run_loggers.make_logger(config.run_dir, 'learner'),
-        compile_mode=config.learner_compile)
+        compile_mode=config.learner_compile,
+        dataset_parallel_calls=thread_plan.dataset_parallel_calls)
     self._learner = bundle.learner
     self._controller = make_controller(bundle, config)
     # Courier threads (observe_return) and the step loop share the controller.

@@ -78,11 +78,14 @@ class QuantizerNode:
     samples = self._replay.sample(interface.CALIBRATION_TABLE,
                                   num_samples=2 * wanted,
                                   emit_timesteps=False)
-    # Uniform sampling draws with replacement: keep each item once, so no
-    # held observation was also seen by the calibrator.
-    unique = list({int(s.info.key): s for s in samples}.values())
-    held = max(len(unique) - CALIBRATION_SAMPLES, len(unique) // 5)
-    observations = interface.observations_from_transitions(unique)
+    # Uniform sampling draws with replacement (and episode ends repeat an
+    # observation across items): keep each observation once, so no held
+    # observation was also seen by the calibrator.
+    observations = interface.observations_from_transitions(list(samples))
+    observations = np.stack(list(
+        {row.tobytes(): row for row in observations}.values()))
+    held = max(len(observations) - CALIBRATION_SAMPLES,
+               len(observations) // 5)
     return observations[held:], observations[:held], 'replay'
 
   def _learner_steps(self) -> int:
@@ -102,6 +105,11 @@ class QuantizerNode:
     common.exit_after_stop(config)
     agent = common.make_agent(config)
     policy = agent.export_policy()
+    # Converts once, then writes each publish's weights into that model.
+    publisher = quantization.PolicyPublisher(
+        policy, agent.observation_size, config.actor_precision,
+        sparse=config.publish_sparse, postprocess=agent.model_postprocess,
+        output_scale=agent.model_output_scale(), probe=self._probe)
     rng = np.random.default_rng(common.node_seed(config, 7))
     fallback = rollout_observations(
         envs.make_environment(config.env, common.node_seed(config, 8)),
@@ -112,10 +120,10 @@ class QuantizerNode:
         common.stop_requested(0.2)
         continue
       last_time, last_steps = time.time(), self._learner_steps()
-      if self._publish(agent, policy, version, last_steps, fallback):
+      if self._publish(publisher, policy, version, last_steps, fallback):
         version += 1
 
-  def _publish(self, agent, policy, version, learner_steps,
+  def _publish(self, publisher, policy, version, learner_steps,
                fallback) -> bool:
     weights = self._learner.get_variables(['policy'])[0]
     for variable, value in zip(policy.variables, weights):
@@ -126,12 +134,7 @@ class QuantizerNode:
                precision=self._config.actor_precision,
                calibration_source=source)
     try:
-      model = quantization.convert_policy(
-          policy, policy.variables, agent.observation_size,
-          self._config.actor_precision, calibration, held,
-          sparse=self._config.publish_sparse,
-          postprocess=agent.model_postprocess,
-          output_scale=agent.model_output_scale(), probe=self._probe)
+      model = publisher.publish(calibration, held)
     except (quantization.NonFiniteWeightsError,
             quantization.UnloadableModelError) as error:
       # Actors keep the last good model; the row records the refusal.
@@ -147,5 +150,5 @@ class QuantizerNode:
         row, version=version, status='published', convert_s=model.convert_s,
         model_bytes=len(model.model_bytes), max_abs_err=model.max_abs_err,
         mean_rel_err=model.mean_rel_err, p95_rel_err=model.p95_rel_err,
-        argmax_mismatch=model.argmax_mismatch))
+        argmax_mismatch=model.argmax_mismatch, route=model.route))
     return True

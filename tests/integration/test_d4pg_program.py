@@ -1,6 +1,8 @@
 """A real local_mp D4PG program with int8 LiteRT actors, end to end."""
 import os
 
+import numpy as np
+
 from conftest import rows as _rows
 from conftest import train_and_check_contract
 
@@ -36,11 +38,17 @@ def test_int8_d4pg_learns_pendulum(tmp_path):
     assert max(int(row['policy_version']) for row in actors) >= 3
     evaluations = _rows(run_dir / 'evaluator.csv')
     assert len(evaluations) >= 4
-    assert all(row['fp32_return'] for row in evaluations)  # Reward parity.
+    # Reward parity: the int8 model and the learner's fp32 policy, greedy,
+    # evaluated at the same moments, return about the same.
+    last = evaluations[-3:]
+    int8_return = np.mean([float(row['episode_return']) for row in last])
+    fp32_return = np.mean([float(row['fp32_return']) for row in last])
+    assert abs(int8_return - fp32_return) < 0.25 * abs(
+        baselines['random']), (int8_return, fp32_return)
     assert os.listdir(run_dir / 'checkpoints' / 'learner')
 
     # Carbon accounting next to reward and time.
-    assert summary['energy_kwh'] >= 0 and summary['co2_kg'] >= 0
+    assert summary['energy_kwh'] > 0 and summary['co2_kg'] > 0
     assert summary['tracking_mode']
     assert {'learner', 'quantizer', 'actor_0', 'actor_1', 'evaluator'} <= set(
         summary['node_cpu_seconds'])

@@ -1,13 +1,17 @@
 """D4PG agent pieces against a real in-process Reverb server."""
 import numpy as np
 import pytest
+import tensorflow as tf
 from acme import specs
+from acme.tf import networks as acme_networks
 
 from agents import interface
 from agents.d4pg import AGENT_CLASS
 from agents.d4pg import config_for_env
 from quarl import envs
 from quarl import quantization
+from launch.config import RunConfig
+from launch.nodes.quantizer import QuantizerNode
 from launch.nodes.quantizer import rollout_observations
 from replay_helpers import export_with_learner_weights
 from replay_helpers import serve_replay
@@ -56,3 +60,23 @@ def test_learner_steps_and_exports_an_int8_policy(setup):
                                         observations[:80], observations[80:])
     assert model.max_abs_err < 0.3  # Actions span [-2, 2].
     assert len(bundle.compressible_layers) == 3  # 2 policy + 1 critic.
+
+
+def test_quantizer_holds_out_observations_the_calibrator_never_saw(
+        setup, tmp_path):
+    agent, _, environment = setup
+    rng = np.random.default_rng(3)
+    server, client = serve_replay(
+        agent, environment, 1000,
+        lambda: rng.uniform(-2, 2, (1,)).astype(np.float32))
+    config = RunConfig(agent='d4pg', env='gym:Pendulum-v1',
+                       actor_precision='int8', num_actors=1,
+                       run_dir=str(tmp_path))
+    node = QuantizerNode(None, client, None, config)
+    fallback = np.zeros((320, agent.observation_size), np.float32)
+    calibration, held, source = node._calibration(fallback)
+    server.stop()
+    assert source == 'replay'
+    assert len(calibration) >= 200 and len(held) >= 64
+    seen = {row.tobytes() for row in calibration}
+    assert not any(row.tobytes() in seen for row in held)
