@@ -1,23 +1,29 @@
 r"""ActorQ reproduction: time-to-reward speedup and CO2 ratio per precision.
 
-For each task, runs every actor precision with the same seed and budget,
-one after another, then writes results.md, results.csv and PNG plots.
+For each task and seed, runs every actor precision with that seed and the
+same budget, one after another, then writes results.md, results.csv and PNG
+plots. A task may carry its own budget: AGENT:ENV@SECONDS.
 
   python -m launch.reproduce_actorq --out_dir=runs/actorq          # small set
   python -m launch.reproduce_actorq --full --preset=paper --max_seconds=1800
+  python -m launch.reproduce_actorq --seeds=0,1 \
+      --tasks=d4pg:dm_control:cartpole:swingup@240,dqn:gym:CartPole-v1
 
-Target rule (stated in results.md): a task's target return is
+Target rule (stated in results.md): a task's target return, per seed, is
 random + 0.9 * (best - random), where best is the best evaluation return any
 precision reached in that comparison and random the random-policy return.
 """
 import csv
 import os
+import statistics
 import sys
+from typing import Optional
 
 from absl import app
 from absl import flags
 
 from launch import analysis
+from launch import run_dir as run_dir_lib
 from launch import summary as summary_lib
 from launch import sweep
 from launch.config import ACTOR_PRECISIONS
@@ -40,7 +46,8 @@ _PRECISIONS = flags.DEFINE_list('precisions', ['fp32_tf', 'fp32', 'fp16',
                                                'int8'], 'Actor precisions.')
 _MAX_SECONDS = flags.DEFINE_float('max_seconds', 120.0, 'Budget per run.')
 _NUM_ACTORS = flags.DEFINE_integer('num_actors', 2, 'Actors per run.')
-_SEED = flags.DEFINE_integer('seed', 0, 'Same seed for every precision.')
+_SEEDS = flags.DEFINE_list('seeds', ['0'],
+                           'Seeds; every precision runs each of them.')
 _PRESET = flags.DEFINE_string('preset', 'small', 'small or paper.')
 _FRACTION = flags.DEFINE_float('target_fraction', 0.9,
                                'Target = random + f * (best - random).')
@@ -48,15 +55,35 @@ _EXTRA = flags.DEFINE_list('train_args', [],
                            'Extra launch.train flags, e.g. --publish_period=2s')
 
 BASELINE = 'fp32_tf'
-FIELDS = ('task', 'precision', 'target_return', 'time_to_target_s',
+FIELDS = ('task', 'seed', 'precision', 'target_return', 'time_to_target_s',
           'speedup_vs_fp32_tf', 'speedup_vs_fp32', 'final_return',
           'best_return', 'co2_to_target_kg', 'co2_to_target_ratio_vs_fp32_tf',
           'energy_kwh', 'co2_kg', 'co2_ratio_vs_fp32_tf',
-          'actor_steps_per_s', 'actor_time_split', 'model_bytes', 'status')
+          'final_return_diff_vs_fp32_tf', 'actor_steps_per_s',
+          'actor_time_split', 'fp32_return_gap',
+          'model_bytes', 'status')
 
 
-def _run_dir(out_dir, task, precision):
-  return os.path.join(out_dir, 'runs', task.replace(':', '_'), precision)
+def _run_dir(out_dir, task, seed, precision):
+  return os.path.join(out_dir, 'runs', task.replace(':', '_'), f'seed{seed}',
+                      precision)
+
+
+def parse_task(entry: str):
+  """'AGENT:ENV[@SECONDS]' -> (task, budget seconds or None)."""
+  task, _, seconds = entry.partition('@')
+  return task, float(seconds) if seconds else None
+
+
+def fp32_return_gap(run_dir) -> Optional[float]:
+  """Quantized minus fp32 greedy return, mean of the last 3 evaluations that
+  measured both (--eval_fp32): int8's reward parity with the learner."""
+  rows = [r for r in run_dir_lib.read_csv(
+      os.path.join(run_dir, run_dir_lib.EVALUATOR_CSV)) if r['fp32_return']]
+  if not rows:
+    return None
+  return statistics.mean(float(r['episode_return']) - float(r['fp32_return'])
+                         for r in rows[-3:])
 
 
 def _load_summary(run_dir):
@@ -71,10 +98,11 @@ def _split_text(split) -> str:
                   for key in ('env', 'inference', 'adder', 'refresh'))
 
 
-def compare_task(out_dir, task, precisions, fraction):
-  """Rows (one per precision) comparing a task's runs, plus the target."""
-  runs = {p: (_load_summary(_run_dir(out_dir, task, p)),
-              analysis.load_curve(_run_dir(out_dir, task, p)))
+def compare_task(out_dir, task, seed, precisions, fraction):
+  """Rows (one per precision) comparing a task's runs at one seed, plus the
+  target."""
+  run_dir = lambda p: _run_dir(out_dir, task, seed, p)  # pylint: disable=unnecessary-lambda-assignment
+  runs = {p: (_load_summary(run_dir(p)), analysis.load_curve(run_dir(p)))
           for p in precisions}
   done = {p: (s, c) for p, (s, c) in runs.items() if s and c}
   if not done:
@@ -83,20 +111,26 @@ def compare_task(out_dir, task, precisions, fraction):
   floor = min(s['baseline_returns']['random'] for s, _ in done.values()
               if s.get('baseline_returns'))
   target = analysis.target_return(best, floor, fraction)
+  baseline_final = (done[BASELINE][0]['final_return'] if BASELINE in done
+                    else None)
   times = {p: analysis.time_to_target(c, target) for p, (_, c) in done.items()}
   co2 = {p: s.get('co2_kg') for p, (s, _) in done.items()}
-  co2_to_target = {p: analysis.emissions_at(
-      _run_dir(out_dir, task, p), times[p])[1] for p in done}
+  co2_to_target = {p: analysis.emissions_at(run_dir(p), times[p])[1]
+                   for p in done}
   rows = []
   for precision, (summary, _) in done.items():
     rows.append(dict(
-        task=task, precision=precision, target_return=target,
+        task=task, seed=seed, precision=precision, target_return=target,
         time_to_target_s=times[precision],
         speedup_vs_fp32_tf=analysis.ratio(times.get(BASELINE),
                                           times[precision]),
         speedup_vs_fp32=analysis.ratio(times.get('fp32'), times[precision]),
         final_return=summary['final_return'],
         best_return=summary['best_return'],
+        # Of the learnable range (best - random): the "no reward loss" check.
+        final_return_diff_vs_fp32_tf=(
+            None if baseline_final is None or best == floor else
+            (summary['final_return'] - baseline_final) / (best - floor)),
         co2_to_target_kg=co2_to_target[precision],
         co2_to_target_ratio_vs_fp32_tf=analysis.ratio(
             co2_to_target.get(BASELINE), co2_to_target[precision]),
@@ -105,42 +139,90 @@ def compare_task(out_dir, task, precisions, fraction):
                                             co2[precision]),
         actor_steps_per_s=summary['actor_steps_per_s'],
         actor_time_split=_split_text(summary_lib.actor_time_split(
-            summary_lib.latest_actor_rows(_run_dir(out_dir, task, precision)))),
+            summary_lib.latest_actor_rows(run_dir(precision)))),
+        fp32_return_gap=fp32_return_gap(run_dir(precision)),
         model_bytes=summary['model_bytes'], status=summary['status']))
   return rows, target, {p: c for p, (_, c) in done.items()}
 
 
-def write_results(out_dir, tasks, precisions, fraction):
+def _spread(values) -> str:
+  """'mean (min-max)' over seeds; runs that never reached the target count
+  as missing."""
+  present = [v for v in values if v is not None]
+  if not present:
+    return 'not reached'
+  text = f'{statistics.mean(present):.2f}'
+  if len(present) > 1:
+    text += f' ({min(present):.2f}-{max(present):.2f})'
+  return text + ('' if len(present) == len(values) else
+                 f' [{len(values) - len(present)} not reached]')
+
+
+def seed_table(rows, tasks, precisions) -> str:
+  """Per task and precision, over seeds: speedup, CO2 ratio, final return."""
+  lines = []
+  for task in tasks:
+    for precision in precisions:
+      mine = [r for r in rows if r['task'] == task and
+              r['precision'] == precision]
+      if not mine or precision == BASELINE:
+        continue
+      lines.append((
+          task, precision, len(mine),
+          _spread([r['speedup_vs_fp32_tf'] for r in mine]),
+          _spread([r['co2_to_target_ratio_vs_fp32_tf'] for r in mine]),
+          _spread([100 * r['final_return_diff_vs_fp32_tf'] for r in mine
+                   if r['final_return_diff_vs_fp32_tf'] is not None]),
+          _spread([r['fp32_return_gap'] for r in mine])))
+  return analysis.markdown_table(
+      ('task', 'precision', 'seeds', 'time-to-target speedup vs fp32_tf',
+       'CO2-to-target ratio vs fp32_tf',
+       'final return minus fp32_tf, % of (best - random)',
+       'greedy return minus fp32 policy (--eval_fp32)'), lines)
+
+
+def write_results(out_dir, tasks, seeds, precisions, fraction):
   """results.csv, results.md and plots from whatever runs are on disk."""
   all_rows, speedups, co2_ratios = [], {}, {}
   plots = os.path.join(out_dir, 'plots')
   os.makedirs(plots, exist_ok=True)
   for task in tasks:
-    rows, target, curves = compare_task(out_dir, task, precisions, fraction)
-    all_rows += rows
-    if curves:
-      analysis.plot_curves(curves, task, os.path.join(
-          plots, f"return_{task.replace(':', '_')}.png"), target)
-    speedups[task] = {r['precision']: r['speedup_vs_fp32_tf'] for r in rows}
-    co2_ratios[task] = {r['precision']: r['co2_to_target_ratio_vs_fp32_tf']
-                        for r in rows}
+    task_rows = []
+    for seed in seeds:
+      rows, target, curves = compare_task(out_dir, task, seed, precisions,
+                                          fraction)
+      task_rows += rows
+      if curves:
+        analysis.plot_curves(curves, f'{task} seed {seed}', os.path.join(
+            plots, f"return_{task.replace(':', '_')}_seed{seed}.png"), target)
+    all_rows += task_rows
+    speedups[task], co2_ratios[task] = {}, {}
+    for precision in precisions:
+      mine = [r for r in task_rows if r['precision'] == precision]
+      for key, into in (('speedup_vs_fp32_tf', speedups),
+                        ('co2_to_target_ratio_vs_fp32_tf', co2_ratios)):
+        values = [r[key] for r in mine if r[key] is not None]
+        into[task][precision] = statistics.mean(values) if values else None
   analysis.plot_bars(speedups, f'time-to-target speedup vs {BASELINE}',
-                     'ActorQ speedup', os.path.join(plots, 'speedup.png'))
+                     'ActorQ speedup (mean over seeds)',
+                     os.path.join(plots, 'speedup.png'))
   analysis.plot_bars(co2_ratios,
                      f'CO2-to-target ratio ({BASELINE} / precision)',
-                     'ActorQ CO2 reduction', os.path.join(plots, 'co2.png'))
+                     'ActorQ CO2 reduction (mean over seeds)',
+                     os.path.join(plots, 'co2.png'))
   with open(os.path.join(out_dir, 'results.csv'), 'w', newline='') as handle:
     writer = csv.DictWriter(handle, FIELDS)
     writer.writeheader()
     writer.writerows(all_rows)
   table = analysis.markdown_table(
-      ('task', 'precision', 'target', 'time to target (s)',
+      ('task', 'seed', 'precision', 'target', 'time to target (s)',
        'speedup vs fp32_tf', 'speedup vs fp32 TFLite', 'final return',
        'best return', 'CO2 to target kg', 'CO2-to-target ratio vs fp32_tf',
        'energy kWh (run)', 'CO2 kg (run)', 'CO2 ratio (run) vs fp32_tf',
        'actor steps/s', 'actor time env/inference/adder/refresh %',
-       'model bytes'),
-      [(r['task'], r['precision'], analysis.fmt(r['target_return'], 4),
+       'greedy minus fp32 return', 'model bytes'),
+      [(r['task'], r['seed'], r['precision'],
+        analysis.fmt(r['target_return'], 4),
         analysis.fmt(r['time_to_target_s'], 4, 'not reached'),
         analysis.fmt(r['speedup_vs_fp32_tf']),
         analysis.fmt(r['speedup_vs_fp32']),
@@ -150,7 +232,7 @@ def write_results(out_dir, tasks, precisions, fraction):
         analysis.fmt(r['energy_kwh']), analysis.fmt(r['co2_kg']),
         analysis.fmt(r['co2_ratio_vs_fp32_tf']),
         analysis.fmt(r['actor_steps_per_s'], 4), r['actor_time_split'],
-        r['model_bytes'] or '-')
+        analysis.fmt(r['fp32_return_gap']), r['model_bytes'] or '-')
        for r in all_rows])
   with open(os.path.join(out_dir, 'results.md'), 'w') as handle:
     handle.write(
@@ -158,38 +240,47 @@ def write_results(out_dir, tasks, precisions, fraction):
         f'Command: `{" ".join(sys.argv)}`\n\n'
         f'Target rule: target = random + {fraction} x (best - random), where '
         'best is the best evaluation return any precision reached on that '
-        'task and random is the random-policy return. Time to target is the '
-        'first evaluation at or above it; "not reached" if none. Speedups '
-        'and CO2 ratios are baseline / precision (higher is better). CO2 to '
-        'target is the emissions codecarbon had counted by the time to target '
-        '(interpolated between its cumulative rows); "(run)" columns cover '
-        'the whole fixed budget, so they compare equal-length runs. The '
-        'actor time split shows what bounds a run: a large adder share means '
-        'actors wait on the replay rate limiter (learner-bound); large env or '
-        'inference shares mean actor-bound.\n\n'
+        'task and seed and random is the random-policy return. Time to '
+        'target is the first evaluation at or above it; "not reached" if '
+        'none. Speedups and CO2 ratios are baseline / precision (higher is '
+        'better). CO2 to target is the emissions codecarbon had counted by '
+        'the time to target (interpolated between its cumulative rows); '
+        '"(run)" columns cover the whole fixed budget, so they compare '
+        'equal-length runs. The actor time split shows what bounds a run: a '
+        'large adder share means actors wait on the replay rate limiter '
+        '(learner-bound); large env or inference shares mean actor-bound.\n\n'
+        '## Over seeds (mean, min-max)\n\n'
+        f'{seed_table(all_rows, tasks, precisions)}\n\n'
+        '## Every run\n\n'
         f'{table}\n\nPlots: `plots/`.\n')
   return all_rows
 
 
 def main(argv):
   del argv
-  tasks = PAPER_TASKS if _FULL.value else tuple(_TASKS.value)
+  entries = PAPER_TASKS if _FULL.value else tuple(_TASKS.value)
   for precision in _PRECISIONS.value:
     if precision not in ACTOR_PRECISIONS:
-      sys.exit(f'reproduce_actorq: unknown precision {precision!r}')
-  commands, run_dirs = [], []
-  for task in tasks:
+      print(f'reproduce_actorq: error: unknown precision {precision!r}; '
+            f'choose from {", ".join(ACTOR_PRECISIONS)}', file=sys.stderr)
+      sys.exit(2)
+  commands, run_dirs, tasks = [], [], []
+  for entry in entries:
+    task, seconds = parse_task(entry)
+    tasks.append(task)
     agent, env = task.split(':', 1)
-    for precision in _PRECISIONS.value:
-      commands.append([f'--agent={agent}', f'--env={env}',
-                       f'--actor_precision={precision}',
-                       f'--num_actors={_NUM_ACTORS.value}',
-                       f'--max_seconds={_MAX_SECONDS.value}',
-                       f'--seed={_SEED.value}', f'--preset={_PRESET.value}',
-                       *_EXTRA.value])
-      run_dirs.append(_run_dir(_OUT.value, task, precision))
+    for seed in _SEEDS.value:
+      for precision in _PRECISIONS.value:
+        commands.append([f'--agent={agent}', f'--env={env}',
+                         f'--actor_precision={precision}',
+                         f'--num_actors={_NUM_ACTORS.value}',
+                         f'--max_seconds={seconds or _MAX_SECONDS.value}',
+                         f'--seed={seed}', f'--preset={_PRESET.value}',
+                         *_EXTRA.value])
+        run_dirs.append(_run_dir(_OUT.value, task, seed, precision))
   sweep.run_all(commands, run_dirs)
-  write_results(_OUT.value, tasks, _PRECISIONS.value, _FRACTION.value)
+  write_results(_OUT.value, tasks, _SEEDS.value, _PRECISIONS.value,
+                _FRACTION.value)
   with open(os.path.join(_OUT.value, 'results.md')) as handle:
     print(handle.read())
 
