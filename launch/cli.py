@@ -11,6 +11,7 @@ from typing import Any, Dict, Sequence
 from agents import AGENT_NAMES
 import agents
 from agents.compiled import COMPILE_MODES
+from launch.network import MODES as NETWORK_MODES
 from launch.config import ACTOR_PRECISIONS
 from launch.config import COMPRESSION_KINDS
 from launch.config import CompressionConfig
@@ -81,6 +82,7 @@ def make_run_config(*, agent: str, env: str, actor_precision: str,
                     max_seconds: float, max_actor_steps, publish_period: str,
                     eval_episodes: int, launch_type: str,
                     learner_compile: str = 'xla', pin_cpus: bool = False,
+                    network: str = 'auto',
                     eval_fp32: bool = False, publish_sparse: bool = False,
                     agent_overrides: Dict[str, Any],
                     compression: CompressionConfig = CompressionConfig(),
@@ -92,6 +94,7 @@ def make_run_config(*, agent: str, env: str, actor_precision: str,
   _choice('actor_precision', actor_precision, ACTOR_PRECISIONS)
   _choice('launch_type', launch_type, LAUNCH_TYPES)
   _choice('learner_compile', learner_compile, COMPILE_MODES)
+  _choice('network', network, NETWORK_MODES)
   _positive('num_actors', num_actors)
   _positive('max_seconds', max_seconds)
   _positive('max_actor_steps', max_actor_steps, allow_none=True)
@@ -126,7 +129,7 @@ def make_run_config(*, agent: str, env: str, actor_precision: str,
       publish_period=period, eval_episodes=eval_episodes, eval_fp32=eval_fp32,
       publish_sparse=publish_sparse,
       launch_type=launch_type, learner_compile=learner_compile,
-      pin_cpus=pin_cpus,
+      pin_cpus=pin_cpus, network=network,
       resume=resume, agent_config=agent_config,
       compression=compression, country_iso_code=_country(country_iso_code),
       start_time=time.time())

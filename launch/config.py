@@ -81,6 +81,8 @@ class RunConfig:
   learner_compile: str = 'xla'
   # Give the learner cores of its own (launch/nodes/threads.py).
   pin_cpus: bool = False
+  # Requested network: auto, isolated or host (launch/network.py).
+  network: str = 'auto'
   checkpoint_period_s: float = 300.0
   resume: bool = False
   agent_config: Any = None

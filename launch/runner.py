@@ -15,6 +15,7 @@ import launchpad as lp
 from absl import flags
 
 from launch import baselines
+from launch import network
 from launch import progress
 from launch import run_dir as run_dir_lib
 from launch import summary as summary_lib
@@ -170,6 +171,7 @@ def run(config: RunConfig, show_progress: bool = True,
     reporter.stop()
   _remove_if_empty(os.path.join(config.run_dir, 'tmp'))
   extra = {'status_detail': detail} if detail else {}
+  extra['network'] = network.current()
   if measure_baselines and status != 'interrupted':
     extra['baseline_returns'] = baselines.baseline_returns(
         config.env, seed=config.seed)

@@ -16,6 +16,7 @@ from absl import flags
 
 from agents import AGENT_NAMES
 from launch import cli
+from launch import network
 from launch import run_dir as run_dir_lib
 from launch import runner
 from launch.config import ACTOR_PRECISIONS
@@ -58,6 +59,10 @@ _PUBLISH_SPARSE = flags.DEFINE_bool(
     'publish_sparse', False, 'Ship the policy in TFLite\'s sparse format: '
     'with --compression=gst|prune, a sparse int8 model (smaller publishes; '
     'actors run sparse layers on builtin kernels, slower than XNNPACK).')
+_NETWORK = flags.DEFINE_string(
+    'network', 'auto', f'{network.MODES}: run in a private network namespace '
+    '(only loopback; nothing reachable from outside), or on host networking. '
+    'auto isolates where the machine allows and warns where it does not.')
 _LAUNCH_TYPE = flags.DEFINE_string(
     'launch_type', 'local_mp', f'{cli.LAUNCH_TYPES}: processes or threads.')
 _LEARNER_COMPILE = flags.DEFINE_string(
@@ -135,7 +140,7 @@ def config_from_flags():
       eval_episodes=_EVAL_EPISODES.value, eval_fp32=_EVAL_FP32.value,
       publish_sparse=_PUBLISH_SPARSE.value,
       launch_type=_LAUNCH_TYPE.value, learner_compile=_LEARNER_COMPILE.value,
-      pin_cpus=_PIN_CPUS.value,
+      pin_cpus=_PIN_CPUS.value, network=_NETWORK.value,
       agent_overrides=overrides, compression=compression,
       country_iso_code=_COUNTRY.value, preset=_PRESET.value,
       resume=_RESUME.value)
@@ -150,10 +155,14 @@ def main(argv):
     _usage_error(f'unexpected arguments: {" ".join(argv[1:])}')
   try:
     config = config_from_flags()
+    network.enter(config.network, sys.argv)  # Re-executes when isolating.
     run_dir_lib.prepare_run_dir(config.run_dir, _OVERWRITE.value,
                                 _RESUME.value)
-  except (cli.UsageError, run_dir_lib.RunDirError) as error:
+  except (cli.UsageError, run_dir_lib.RunDirError,
+          network.IsolationError) as error:
     _usage_error(str(error))
+  if network.current() == 'isolated':
+    network.bring_up_loopback()
   summary, code = runner.run(config)
   print(runner.format_summary(summary), flush=True)
   print(f'run directory: {config.run_dir}', flush=True)
