@@ -27,7 +27,7 @@ ACTORS_FIELDS = ('wall_time_s', 'actor_id', 'exploration', 'steps',
 QUANTIZER_FIELDS = ('wall_time_s', 'version', 'learner_steps', 'precision',
                     'status', 'convert_s', 'model_bytes', 'max_abs_err',
                     'mean_rel_err', 'p95_rel_err', 'argmax_mismatch',
-                    'calibration_source')
+                    'calibration_source', 'route')
 
 
 class RunDirError(ValueError):

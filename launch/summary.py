@@ -4,7 +4,7 @@ Built by the launcher after the nodes stop (or die), from what is on disk,
 so an interrupted or failed run still gets an honest summary.
 """
 import os
-from typing import Any, Dict, Mapping
+from typing import Any, Dict, Mapping, Optional
 
 from launch import run_dir as run_dir_lib
 from launch.config import RunConfig
@@ -34,6 +34,16 @@ def actor_time_split(actor_rows) -> Dict[str, float]:
   if not grand_total:
     return {}
   return {key[:-2]: value / grand_total for key, value in totals.items()}
+
+
+def cpu_share(node_cpu_seconds: Mapping[str, float],
+              node: str) -> Optional[float]:
+  """`node`'s fraction of the CPU seconds recorded by every process of the
+  run (launcher included); None if `node` recorded nothing."""
+  total = sum(node_cpu_seconds.values())
+  if node not in node_cpu_seconds or not total:
+    return None
+  return node_cpu_seconds[node] / total
 
 
 def build_summary(config: RunConfig, wall_s: float, status: str,
@@ -81,4 +91,10 @@ def build_summary(config: RunConfig, wall_s: float, status: str,
                         else None),
   )
   summary.update(extra)
+  # What publishing costs (the quantizer converts or patches every cycle).
+  # Under local_mt every node is a thread of one process and records that
+  # whole process's CPU, so no node's share can be told.
+  summary['quantizer_cpu_share'] = (
+      None if config.launch_type == 'local_mt' else
+      cpu_share(summary.get('node_cpu_seconds', {}), 'quantizer'))
   return summary

@@ -7,7 +7,7 @@ because activation ranges on noise are not the ranges the actor will see.
 """
 import dataclasses
 import time
-from typing import Callable, Optional
+from typing import Callable, Optional, Tuple
 
 import numpy as np
 import tensorflow as tf
@@ -46,6 +46,7 @@ class ConvertedModel:
   """
   precision: str
   model_bytes: bytes
+  # Wall seconds spent producing `model_bytes`.
   convert_s: float
   max_abs_err: float
   mean_rel_err: float
@@ -53,9 +54,13 @@ class ConvertedModel:
   # Fraction of held observations whose argmax output differs from fp32; the
   # number that matters for greedy discrete (DQN) policies.
   argmax_mismatch: float
+  # How the bytes were made: 'converted' (the TFLite converter) or 'patched'
+  # (new weights written into an earlier conversion; see patcher.py).
+  route: str
 
 
-def _check_finite(variables) -> None:
+def check_finite(variables) -> None:
+  """Raises NonFiniteWeightsError if any variable holds NaN/Inf."""
   for variable in variables:
     if not np.all(np.isfinite(variable.numpy())):
       raise NonFiniteWeightsError(
@@ -90,6 +95,77 @@ def _default_probe() -> ModelProbe:
   if _shared_probe is None:
     _shared_probe = ModelProbe()
   return _shared_probe
+
+
+def check_precision(precision: str) -> None:
+  if precision not in PRECISIONS:
+    raise ValueError(
+        f'unknown precision {precision!r}; choose from {", ".join(PRECISIONS)}')
+
+
+def checked_inputs(precision: str, representative_obs: np.ndarray,
+                   held_obs: Optional[np.ndarray]
+                   ) -> Tuple[np.ndarray, np.ndarray]:
+  """(representative, held) observations as float32, held defaulting to the
+  representative ones; raises ValueError on an unknown precision or empty
+  calibration data."""
+  check_precision(precision)
+  representative_obs = np.asarray(representative_obs, np.float32)
+  if representative_obs.ndim != 2 or not len(representative_obs):
+    raise ValueError('representative_obs must be a non-empty [N, obs] array')
+  held_obs = representative_obs if held_obs is None else np.asarray(
+      held_obs, np.float32)
+  return representative_obs, held_obs
+
+
+def convert_to_bytes(policy: Callable[[tf.Tensor], tf.Tensor], variables,
+                     observation_size: int, precision: str,
+                     representative_obs: np.ndarray, sparse: bool) -> bytes:
+  """One full TFLite conversion of `policy` (batch-1 float32 obs)."""
+  module = tf.Module()
+  module.policy_variables = list(variables)
+  module.serve = tf.function(
+      policy,
+      input_signature=[tf.TensorSpec([1, observation_size], tf.float32)])
+  return _make_converter(module.serve.get_concrete_function(), module,
+                         precision, representative_obs, sparse).convert()
+
+
+def prove_and_measure(policy: Callable[[tf.Tensor], tf.Tensor],
+                      model_bytes: bytes, precision: str, convert_s: float,
+                      route: str, held_obs: np.ndarray,
+                      postprocess: Optional[Callable[[np.ndarray],
+                                                     np.ndarray]],
+                      output_scale, probe: Optional[ModelProbe]
+                      ) -> ConvertedModel:
+  """Runs the model in the probe's child (every model, however it was made:
+  LiteRT aborts on some) and measures it against the fp32 `policy`.
+
+  Raises:
+    UnloadableModelError: the model does not load or run.
+  """
+  try:
+    quantized = (probe or _default_probe()).run(model_bytes, held_obs)
+  except InvalidModelError as error:
+    raise UnloadableModelError(str(error), model_bytes) from error
+  postprocess = postprocess or (lambda output: output)
+  reference = postprocess(policy(tf.constant(held_obs)).numpy())
+  quantized = postprocess(quantized)
+  if output_scale is None:
+    output_scale = max(float(np.ptp(reference)), 1e-6)
+  abs_err = np.abs(quantized - reference)
+  rel_err = abs_err / np.asarray(output_scale, np.float32)
+  return ConvertedModel(
+      precision=precision,
+      model_bytes=model_bytes,
+      convert_s=convert_s,
+      max_abs_err=float(np.max(abs_err)),
+      mean_rel_err=float(np.mean(rel_err)),
+      p95_rel_err=float(np.percentile(rel_err, 95)),
+      argmax_mismatch=float(np.mean(
+          np.argmax(quantized, -1) != np.argmax(reference, -1))),
+      route=route,
+  )
 
 
 def convert_policy(policy: Callable[[tf.Tensor], tf.Tensor],
@@ -129,45 +205,12 @@ def convert_policy(policy: Callable[[tf.Tensor], tf.Tensor],
     NonFiniteWeightsError: NaN/Inf in `variables`.
     UnloadableModelError: the converted model does not load or run.
   """
-  if precision not in PRECISIONS:
-    raise ValueError(
-        f'unknown precision {precision!r}; choose from {", ".join(PRECISIONS)}')
-  representative_obs = np.asarray(representative_obs, np.float32)
-  if representative_obs.ndim != 2 or not len(representative_obs):
-    raise ValueError('representative_obs must be a non-empty [N, obs] array')
-  _check_finite(variables)
-  held_obs = representative_obs if held_obs is None else np.asarray(
-      held_obs, np.float32)
-
-  module = tf.Module()
-  module.policy_variables = list(variables)
-  module.serve = tf.function(
-      policy,
-      input_signature=[tf.TensorSpec([1, observation_size], tf.float32)])
+  representative_obs, held_obs = checked_inputs(precision, representative_obs,
+                                                held_obs)
+  check_finite(variables)
   start = time.perf_counter()
-  model_bytes = _make_converter(module.serve.get_concrete_function(), module,
-                                precision, representative_obs,
-                                sparse).convert()
-  convert_s = time.perf_counter() - start
-
-  try:
-    quantized = (probe or _default_probe()).run(model_bytes, held_obs)
-  except InvalidModelError as error:
-    raise UnloadableModelError(str(error), model_bytes) from error
-  postprocess = postprocess or (lambda output: output)
-  reference = postprocess(policy(tf.constant(held_obs)).numpy())
-  quantized = postprocess(quantized)
-  if output_scale is None:
-    output_scale = max(float(np.ptp(reference)), 1e-6)
-  abs_err = np.abs(quantized - reference)
-  rel_err = abs_err / np.asarray(output_scale, np.float32)
-  return ConvertedModel(
-      precision=precision,
-      model_bytes=model_bytes,
-      convert_s=convert_s,
-      max_abs_err=float(np.max(abs_err)),
-      mean_rel_err=float(np.mean(rel_err)),
-      p95_rel_err=float(np.percentile(rel_err, 95)),
-      argmax_mismatch=float(np.mean(
-          np.argmax(quantized, -1) != np.argmax(reference, -1))),
-  )
+  model_bytes = convert_to_bytes(policy, variables, observation_size,
+                                 precision, representative_obs, sparse)
+  return prove_and_measure(policy, model_bytes, precision,
+                           time.perf_counter() - start, 'converted', held_obs,
+                           postprocess, output_scale, probe)

@@ -31,7 +31,7 @@ def test_output_within_tolerance_of_fp32(policy_and_data, precision):
     policy, calibration, held = policy_and_data
     model = quantization.convert_policy(policy, policy.variables, 3, precision,
                                         calibration, held)
-    assert model.precision == precision
+    assert model.precision == precision and model.route == 'converted'
     assert model.max_abs_err <= TOLERANCE[precision]
     assert model.convert_s > 0 and len(model.model_bytes) > 1000
 

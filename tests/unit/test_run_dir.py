@@ -76,3 +76,21 @@ def test_actor_time_split_fractions():
     assert split == {'env': 0.2, 'inference': 0.1, 'adder': 0.7,
                      'refresh': 0.0}
     assert summary_lib.actor_time_split([]) == {}
+
+
+def test_quantizer_cpu_share_of_all_recorded_cpu(tmp_path):
+    cpu = {'learner': 6.0, 'quantizer': 1.0, 'actor_0': 2.0, 'launcher': 1.0}
+    config = RunConfig(agent='d4pg', env='gym:Pendulum-v1',
+                       actor_precision='int8', num_actors=1,
+                       run_dir=str(tmp_path))
+    summary = summary_lib.build_summary(config, 1.0, 'completed',
+                                        {'node_cpu_seconds': cpu})
+    assert summary['quantizer_cpu_share'] == 0.1
+    assert summary_lib.build_summary(
+        config, 1.0, 'completed')['quantizer_cpu_share'] is None
+    threaded = RunConfig(agent='d4pg', env='gym:Pendulum-v1',
+                         actor_precision='int8', num_actors=1,
+                         run_dir=str(tmp_path), launch_type='local_mt')
+    assert summary_lib.build_summary(
+        threaded, 1.0, 'completed',
+        {'node_cpu_seconds': cpu})['quantizer_cpu_share'] is None

@@ -1,0 +1,246 @@
+"""Patched publishes equal fresh TF 2.8 conversions of the same weights.
+
+The oracle reads both flatbuffers through the schema's object API (the
+patcher uses views into the bytes) and runs both in a ModelProbe child.
+"""
+import importlib
+
+import numpy as np
+import pytest
+import sonnet as snt
+import tensorflow as tf
+from acme import specs
+from tensorflow.lite.python import schema_py_generated as schema
+
+from launch.nodes.quantizer import rollout_observations
+from quarl import compression
+from quarl import envs
+from quarl import litert
+from quarl import quantization
+
+# What each agent exports (D4PG: Linear-LayerNorm-tanh torso then a ReLU
+# MLP; TD3 and DQN: ReLU MLPs), at its default size, on a task of its kind.
+AGENTS = {'d4pg': 'gym:Pendulum-v1', 'td3': 'gym:Pendulum-v1',
+          'dqn': 'gym:CartPole-v1'}
+
+
+@pytest.fixture(scope='module')
+def probe():
+  model_probe = litert.ModelProbe()
+  yield model_probe
+  model_probe.close()
+
+
+def _setup(kind):
+  """(exported network, its output layer, calibration obs, held obs)."""
+  env_name = AGENTS[kind]
+  package = importlib.import_module(f'agents.{kind}')
+  tf.random.set_seed(0)  # The initial weights.
+  environment = envs.make_environment(env_name, 0)
+  spec = specs.make_environment_spec(environment)
+  network = package.AGENT_CLASS(
+      spec, package.config_for_env(env_name)).export_policy()
+  outputs = network(tf.zeros((1,) + spec.observations.shape)).shape[-1]
+  head = next(m for m in network.submodules
+              if isinstance(m, snt.Linear) and m.output_size == outputs)
+  observations = rollout_observations(environment, 320,
+                                      np.random.default_rng(0))
+  return network, head, observations[:256], observations[256:]
+
+
+def _perturb(rng):
+  def change(network, head, calibration):
+    del head, calibration
+    for variable in network.trainable_variables:
+      spread = max(float(np.std(variable.numpy())), 0.05)
+      variable.assign_add(
+          rng.normal(0, 0.1 * spread, variable.shape).astype(np.float32))
+  return change
+
+
+def _first_compressible(network):
+  """The first hidden->hidden layer, which GST compresses."""
+  return next(m for m in network.submodules
+              if isinstance(m, compression.CompressibleLinear))
+
+
+def _unchanged(network, head, calibration):
+  """Still as initialised: all-zero biases, which TFLite drops."""
+  del network, head, calibration
+
+
+def _prune_hidden(network, head, calibration):
+  """GST's sparse phase: 90% of a hidden kernel's blocks exactly zero."""
+  del head, calibration
+  hidden = _first_compressible(network)
+  hidden.to_sparse(0.9)
+  assert np.mean(hidden.w.numpy() == 0) >= 0.89
+
+
+def _saturate_head(network, head, calibration):
+  """Pre-activations far below zero on every observation (tanh pinned at
+  -1, or one Q-value far below the others)."""
+  head.w.assign(head.w * 100.0)
+  outputs = network(tf.constant(calibration)).numpy()
+  head.b.assign(head.b - (outputs.max() + 60.0))
+
+
+def _tiny_head_big_bias(network, head, calibration):
+  """A bias too large for int32 at input_scale * weight_scale: TF 2.8
+  enlarges the stored weight scale and keeps the old int8 weights."""
+  del network, calibration
+  head.w.assign(np.random.default_rng(1).normal(
+      0, 1e-4, head.w.shape).astype(np.float32))
+  head.b.assign(np.full(head.b.shape, 30.0, np.float32))
+
+
+def _huge_head_bias(network, head, calibration):
+  """So large a bias moves the weight scale by more than 1e-3: TF 2.8 then
+  requantizes the weights at the new scale."""
+  del network, calibration
+  head.b.assign(np.full(head.b.shape, 1e6, np.float32))
+
+
+def _dead_hidden_layer(network, head, calibration):
+  """A hidden ReLU layer that outputs zeros on every observation: its range
+  is widened to [-1e-6, 1e-6], and the next layer's bias scale collapses."""
+  del head, calibration
+  hidden = _first_compressible(network)
+  hidden.b.assign(np.full(hidden.b.shape, -1e3, np.float32))
+
+
+def _operators(model_bytes):
+  """Per operator, in execution order: its builtin code, and per input and
+  output None (absent) or (tensor, constant data or None)."""
+  model = schema.ModelT.InitFromObj(schema.Model.GetRootAsModel(model_bytes,
+                                                                0))
+  graph = model.subgraphs[0]
+  operators = []
+  for op in graph.operators:
+    code = model.operatorCodes[op.opcodeIndex]
+    operands = [None if index < 0 else
+                (graph.tensors[index],
+                 model.buffers[graph.tensors[index].buffer].data)
+                for index in list(op.inputs) + list(op.outputs)]
+    operators.append((max(code.builtinCode, code.deprecatedBuiltinCode),
+                      operands))
+  return operators
+
+
+def _params(tensor):
+  quantization = tensor.quantization
+  if quantization is None or quantization.scale is None:
+    return np.zeros(0), np.zeros(0)
+  return quantization.scale, quantization.zeroPoint
+
+
+_INT_TYPES = {schema.TensorType.INT8: np.int8,
+              schema.TensorType.INT32: np.int32}
+
+
+def assert_same_int8_model(patched, fresh, held, probe):
+  """Operator by operator: every scale within 1e-5 relative, zero points
+  and int8 weights equal, int32 biases equal up to that scale tolerance
+  (a bias TFLite dropped for being all zero must be all zero); and outputs
+  within one int8 output step (plus what the scale tolerance allows over
+  the 255 steps of the range)."""
+  ours, theirs = _operators(patched), _operators(fresh)
+  assert [code for code, _ in ours] == [code for code, _ in theirs]
+  for (_, our_operands), (_, their_operands) in zip(ours, theirs):
+    for mine, expected in zip(our_operands, their_operands):
+      if expected is None:
+        assert not np.any(mine[1])
+        continue
+      (tensor, data), (expected_tensor, expected_data) = mine, expected
+      assert tensor.type == expected_tensor.type
+      (scales, zero_points), (expected_scales, expected_zero_points) = (
+          _params(tensor), _params(expected_tensor))
+      np.testing.assert_allclose(scales, expected_scales, rtol=1e-5)
+      np.testing.assert_array_equal(zero_points, expected_zero_points)
+      if expected_data is None:
+        continue
+      dtype = _INT_TYPES[expected_tensor.type]
+      data, expected_data = data.view(dtype), expected_data.view(dtype)
+      if dtype == np.int8:
+        np.testing.assert_array_equal(data, expected_data)
+      else:
+        np.testing.assert_allclose(data, expected_data, rtol=1e-5, atol=1)
+  dequantized, _ = theirs[-1][1][0]
+  step = float(_params(dequantized)[0][0])
+  outputs, expected_outputs = probe.run(patched, held), probe.run(fresh, held)
+  assert np.max(np.abs(outputs - expected_outputs)) <= step * (1 + 255e-5)
+
+
+@pytest.mark.parametrize('kind', sorted(AGENTS))
+def test_patched_int8_equals_a_fresh_conversion(kind, probe):
+  network, head, calibration, held = _setup(kind)
+  rng = np.random.default_rng(0)
+  observation_size = calibration.shape[1]
+  publisher = quantization.PolicyPublisher(network, observation_size, 'int8',
+                                           probe=probe)
+  assert publisher.publish(calibration, held).route == 'converted'
+  # The template came from stand-in weights; the network's are restored.
+  assert not any(np.any(v.numpy()) for v in network.trainable_variables
+                 if v.name.endswith('/b:0'))
+  changes = [_unchanged, _perturb(rng), _perturb(rng), _prune_hidden,
+             _saturate_head, _perturb(rng), _tiny_head_big_bias,
+             _huge_head_bias, _perturb(rng), _dead_hidden_layer]
+  for change in changes:
+    change(network, head, calibration)
+    # Fresh calibration data each time, as from replay.
+    calibration = calibration[rng.permutation(len(calibration))][:200]
+    patched = publisher.publish(calibration, held)
+    fresh = quantization.convert_policy(network, network.variables,
+                                        observation_size, 'int8',
+                                        calibration, held, probe=probe)
+    assert patched.route == 'patched', change.__name__
+    assert_same_int8_model(patched.model_bytes, fresh.model_bytes, held,
+                           probe)
+
+
+@pytest.mark.parametrize('kind', ['d4pg', 'dqn'])
+def test_patched_fp32_is_the_fresh_conversion_byte_for_byte(kind, probe):
+  network, head, calibration, held = _setup(kind)
+  rng = np.random.default_rng(0)
+  observation_size = calibration.shape[1]
+  publisher = quantization.PolicyPublisher(network, observation_size, 'fp32',
+                                           probe=probe)
+  assert publisher.publish(calibration, held).route == 'converted'
+  for _ in range(2):
+    _perturb(rng)(network, head, calibration)
+    patched = publisher.publish(calibration, held)
+    fresh = quantization.convert_policy(network, network.variables,
+                                        observation_size, 'fp32',
+                                        calibration, held, probe=probe)
+    assert patched.route == 'patched'
+    assert patched.model_bytes == fresh.model_bytes
+    assert patched.max_abs_err <= 1e-5
+
+
+@pytest.mark.parametrize('precision,sparse', [('fp16', False),
+                                              ('dynamic_int8', False),
+                                              ('int8', True)])
+def test_other_precisions_and_sparse_convert_every_publish(precision, sparse,
+                                                           probe):
+  network, head, calibration, held = _setup('dqn')
+  rng = np.random.default_rng(0)
+  publisher = quantization.PolicyPublisher(network, 4, precision,
+                                           sparse=sparse, probe=probe)
+  for _ in range(2):
+    _perturb(rng)(network, head, calibration)
+    assert publisher.publish(calibration, held).route == 'converted'
+
+
+def test_refusals_match_convert_policy(probe):
+  network, _, calibration, _ = _setup('dqn')
+  with pytest.raises(ValueError, match='choose from'):
+    quantization.PolicyPublisher(network, 4, 'int4')
+  publisher = quantization.PolicyPublisher(network, 4, 'int8', probe=probe)
+  with pytest.raises(ValueError, match='non-empty'):
+    publisher.publish(np.zeros((0, 4), np.float32))
+  kernel = network.trainable_variables[-1]
+  poisoned = kernel.numpy()
+  poisoned.flat[0] = np.nan
+  kernel.assign(poisoned)
+  with pytest.raises(quantization.NonFiniteWeightsError, match='NaN/Inf'):
+    publisher.publish(calibration)
