@@ -17,7 +17,6 @@ import csv
 import os
 import statistics
 import sys
-from typing import Optional
 
 from absl import app
 from absl import flags
@@ -75,17 +74,6 @@ def parse_task(entry: str):
   return task, float(seconds) if seconds else None
 
 
-def fp32_return_gap(run_dir) -> Optional[float]:
-  """Quantized minus fp32 greedy return, mean of the last 3 evaluations that
-  measured both (--eval_fp32): int8's reward parity with the learner."""
-  rows = [r for r in run_dir_lib.read_csv(
-      os.path.join(run_dir, run_dir_lib.EVALUATOR_CSV)) if r['fp32_return']]
-  if not rows:
-    return None
-  return statistics.mean(float(r['episode_return']) - float(r['fp32_return'])
-                         for r in rows[-3:])
-
-
 def _load_summary(run_dir):
   return analysis.load_json_if_exists(os.path.join(run_dir, 'summary.json'))
 
@@ -140,7 +128,8 @@ def compare_task(out_dir, task, seed, precisions, fraction):
         actor_steps_per_s=summary['actor_steps_per_s'],
         actor_time_split=_split_text(summary_lib.actor_time_split(
             summary_lib.latest_actor_rows(run_dir(precision)))),
-        fp32_return_gap=fp32_return_gap(run_dir(precision)),
+        fp32_return_gap=summary_lib.fp32_return_gap(run_dir_lib.read_csv(
+            os.path.join(run_dir(precision), run_dir_lib.EVALUATOR_CSV))),
         model_bytes=summary['model_bytes'], status=summary['status']))
   return rows, target, {p: c for p, (_, c) in done.items()}
 

@@ -46,6 +46,17 @@ def cpu_share(node_cpu_seconds: Mapping[str, float],
   return node_cpu_seconds[node] / total
 
 
+def fp32_return_gap(evaluations, last: int = 3) -> Optional[float]:
+  """Greedy return of the actors' model minus the learner's fp32 policy,
+  mean of the last `last` evaluations that measured both (--eval_fp32):
+  the quantized policy's reward parity."""
+  pairs = [(float(r['episode_return']), float(r['fp32_return']))
+           for r in evaluations if r.get('fp32_return')]
+  if not pairs:
+    return None
+  return sum(q - f for q, f in pairs[-last:]) / len(pairs[-last:])
+
+
 def build_summary(config: RunConfig, wall_s: float, status: str,
                   extra: Mapping[str, Any] = ()) -> Dict[str, Any]:
   path = lambda name: os.path.join(config.run_dir, name)  # pylint: disable=unnecessary-lambda-assignment
@@ -71,6 +82,7 @@ def build_summary(config: RunConfig, wall_s: float, status: str,
       final_return=returns[-1] if returns else None,
       best_return=max(returns) if returns else None,
       final_fp32_return=fp32_returns[-1] if fp32_returns else None,
+      fp32_return_gap=fp32_return_gap(evaluations),
       actor_steps_per_s=sum(_floats(actor_rows, 'steps_per_s')),
       actor_time_split=actor_time_split(actor_rows),
       mean_inference_us=(sum(_floats(actor_rows, 'mean_inference_us')) /

@@ -3,6 +3,8 @@ import json
 import multiprocessing
 import os
 
+import pytest
+
 from launch import run_dir as run_dir_lib
 from launch import summary as summary_lib
 from launch.config import RunConfig
@@ -94,3 +96,14 @@ def test_quantizer_cpu_share_of_all_recorded_cpu(tmp_path):
     assert summary_lib.build_summary(
         threaded, 1.0, 'completed',
         {'node_cpu_seconds': cpu})['quantizer_cpu_share'] is None
+
+
+def test_fp32_return_gap_is_the_mean_of_the_last_paired_evaluations():
+    rows = [dict(episode_return='-300', fp32_return=''),
+            dict(episode_return='-200', fp32_return='-100'),
+            dict(episode_return='-150', fp32_return='-160'),
+            dict(episode_return='-120', fp32_return='-130'),
+            dict(episode_return='-110', fp32_return='-100')]
+    assert summary_lib.fp32_return_gap(rows) == pytest.approx(
+        (10 + 10 - 10) / 3)
+    assert summary_lib.fp32_return_gap(rows[:1]) is None
