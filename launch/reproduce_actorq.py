@@ -135,14 +135,14 @@ def compare_task(out_dir, task, seed, precisions, fraction):
 
 
 def _spread(values) -> str:
-  """'mean (min-max)' over seeds; runs that never reached the target count
+  """'mean (min to max)' over seeds; runs that never reached the target count
   as missing."""
   present = [v for v in values if v is not None]
   if not present:
     return 'not reached'
   text = f'{statistics.mean(present):.2f}'
   if len(present) > 1:
-    text += f' ({min(present):.2f}-{max(present):.2f})'
+    text += f' ({min(present):.2f} to {max(present):.2f})'
   return text + ('' if len(present) == len(values) else
                  f' [{len(values) - len(present)} not reached]')
 
@@ -238,7 +238,7 @@ def write_results(out_dir, tasks, seeds, precisions, fraction):
         'equal-length runs. The actor time split shows what bounds a run: a '
         'large adder share means actors wait on the replay rate limiter '
         '(learner-bound); large env or inference shares mean actor-bound.\n\n'
-        '## Over seeds (mean, min-max)\n\n'
+        '## Over seeds (mean, min to max)\n\n'
         f'{seed_table(all_rows, tasks, precisions)}\n\n'
         '## Every run\n\n'
         f'{table}\n\nPlots: `plots/`.\n')
