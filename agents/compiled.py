@@ -10,6 +10,7 @@ Acme's own step bodies are reused as they are (their losses and target
 updates): `SampleFeed` stands in for the learner's iterator while the update
 traces, so `next(self._iterator)` inside Acme's step returns the argument.
 """
+import abc
 import time
 from typing import Any, Callable, Dict, Optional
 
@@ -32,8 +33,8 @@ class SampleFeed:
     return self.sample
 
 
-class CompiledLearnerMixin:
-  """Shared step loop; a learner supplies `_update_body(sample) -> fetches`.
+class CompiledLearnerMixin(abc.ABC):
+  """Shared step loop around a learner's `_compiled_update(sample)`.
 
   `constrain` (a compression controller's in-graph constraint) may be set
   until the first step, when the update is traced.
@@ -54,16 +55,11 @@ class CompiledLearnerMixin:
     self._unreported_steps = 0
     self._last_report = None
 
+  @abc.abstractmethod
   def _compiled_update(self, sample) -> Dict[str, tf.Tensor]:
-    """The whole step, traced once: the optimizer updates, then the
-    constraint (a learner whose targets average the online weights
-    overrides this to constrain before they do)."""
-    fetches = self._update_body(sample)
-    self._apply_constraint()
-    return fetches
-
-  def _update_body(self, sample) -> Dict[str, tf.Tensor]:
-    raise NotImplementedError
+    """The whole step, traced once: the optimizer updates, with
+    `_apply_constraint()` after them (and before any target network
+    averages the online weights)."""
 
   def _apply_constraint(self) -> None:
     if self.constrain is not None:

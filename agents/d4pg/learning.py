@@ -19,6 +19,8 @@ class D4PGLearner(compiled.CompiledLearnerMixin, learning.D4PGLearner):
     self._init_compiled(dataset_iterator, compile_mode, self._counter,
                         self._logger)
 
-  def _update_body(self, sample):
+  def _compiled_update(self, sample):
     self._iterator.sample = sample
-    return learning.D4PGLearner._step.python_function(self)
+    fetches = learning.D4PGLearner._step.python_function(self)
+    self._apply_constraint()
+    return fetches

@@ -28,9 +28,11 @@ class DQNLearner(compiled.CompiledLearnerMixin, learning.DQNLearner):
     samples, self._iterator = self._iterator, compiled.SampleFeed()
     self._init_compiled(samples, compile_mode, self._counter, self._logger)
 
-  def _update_body(self, sample):
+  def _compiled_update(self, sample):
     self._iterator.sample = sample
-    return learning.DQNLearner._step.python_function(self)
+    fetches = learning.DQNLearner._step.python_function(self)
+    self._apply_constraint()
+    return fetches
 
   def _after_update(self, fetches):
     keys, priorities = fetches.pop('keys'), fetches.pop('priorities')
