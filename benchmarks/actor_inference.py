@@ -1,7 +1,10 @@
 r"""Actor inference speed: stock TF fp32 vs TFLite fp32/fp16/dyn-int8/int8.
 
-One run, side by side, batch 1, one thread, for ActorQ's policy sizes. Not a
-test: it prints a table (and writes benchmarks/results/actor_inference.csv).
+One run, side by side, batch 1, one thread, for ActorQ's policy sizes: the
+model actors run (D4PG's exported policy), with a ReLU and with Acme's
+LayerNorm torso, plus a GST policy 90% pruned in 4x4 groups as dense and as
+sparse int8. Not a test: it prints a table (and writes
+benchmarks/results/actor_inference.csv).
 
   python -m benchmarks.actor_inference [--obs_size=24 --action_size=6]
 """
@@ -17,6 +20,7 @@ from absl import flags
 from acme import specs
 
 from agents.d4pg import networks
+from quarl import compression
 from quarl import quantization
 from quarl.actors import LiteRTPolicy
 
@@ -71,6 +75,29 @@ def measure(width: int, obs: int, act: int, seconds: float,
                                         observations[300:])
     runner = LiteRTPolicy(model.model_bytes, num_threads=1)
     rows.append((width, precision, _time_us(runner, observations, seconds),
+                 len(model.model_bytes), model.max_abs_err))
+  if not layer_norm:
+    rows += _pruned_rows(policy, width, obs, observations, seconds)
+  return rows
+
+
+def _pruned_rows(policy, width: str, obs: int, observations: np.ndarray,
+                 seconds: float):
+  """GST's end point: hidden layers 90% pruned in 4x4 groups (the real
+  CompressibleLinear path), int8 in TFLite's dense format (XNNPACK) and in
+  its sparse format (LiteRT's builtin kernels: XNNPACK has none for it)."""
+  for layer in policy.submodules:
+    if isinstance(layer, compression.CompressibleLinear):
+      layer.to_sparse(0.9)
+  rows = []
+  for sparse in (False, True):
+    model = quantization.convert_policy(policy, policy.variables, obs, 'int8',
+                                        observations[:300],
+                                        observations[300:], sparse=sparse)
+    runner = LiteRTPolicy(model.model_bytes, num_threads=1)
+    label = ('int8 90%-pruned, sparse format (builtin kernels)' if sparse
+             else 'int8 90%-pruned, dense format (XNNPACK)')
+    rows.append((width, label, _time_us(runner, observations, seconds),
                  len(model.model_bytes), model.max_abs_err))
   return rows
 
