@@ -27,9 +27,11 @@ def test_int8_dqn_learns_cartpole(tmp_path):
 
     publishes = _rows(run_dir / 'quantizer.csv')
     assert {row['precision'] for row in publishes} == {'int8'}
-    # Greedy-action parity with fp32 is measured on every publish.
+    # Greedy-action parity with fp32 is measured on every publish; near-tied
+    # Q-values flip under int8 now and then (seen here: 1-11% per publish),
+    # a coin would flip half of them.
     mismatches = [float(row['argmax_mismatch']) for row in publishes]
-    assert all(0.0 <= m <= 1.0 for m in mismatches)
+    assert sum(mismatches) / len(mismatches) < 0.2, mismatches
     assert any(row['calibration_source'] == 'replay' for row in publishes)
 
     actors = _rows(run_dir / 'actors.csv')
