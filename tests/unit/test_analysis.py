@@ -30,14 +30,15 @@ def test_target_rule_works_for_negative_rewards():
     assert analysis.target_return(best=500.0, floor=20.0, fraction=0.5) == 260.0
 
 
-def _fake_run(root, task, precision, curve, co2):
-    run_dir = root / 'runs' / task.replace(':', '_') / precision
+def _fake_run(root, task, precision, curve, co2, seed='0', fp32_gap=None):
+    run_dir = root / 'runs' / task.replace(':', '_') / f'seed{seed}' / precision
     run_dir.mkdir(parents=True)
     appender = run_dir_lib.CsvAppender(str(run_dir / 'evaluator.csv'),
                                        run_dir_lib.EVALUATOR_FIELDS)
     for t, r in curve:
-        appender.append(dict(wall_time_s=t, actor_steps=0, learner_steps=0,
-                             episode_return=r))
+        appender.append(dict(
+            wall_time_s=t, actor_steps=0, learner_steps=0, episode_return=r,
+            fp32_return='' if fp32_gap is None else r - fp32_gap))
     summary = dict(final_return=curve[-1][1], best_return=max(r for _, r in curve),
                    energy_kwh=co2 * 3, co2_kg=co2, actor_steps_per_s=100.0,
                    model_bytes=1000, status='completed',
@@ -50,11 +51,17 @@ def test_compare_and_write_results(tmp_path):
     _fake_run(tmp_path, task, 'fp32_tf',
               [(10, -1100.0), (40, -300.0), (80, -150.0)], co2=2.0)
     _fake_run(tmp_path, task, 'int8',
-              [(10, -1000.0), (20, -200.0), (30, -160.0)], co2=1.0)
+              [(10, -1000.0), (20, -200.0), (30, -160.0)], co2=1.0,
+              fp32_gap=-5.0)
     _fake_run(tmp_path, task, 'fp16', [(10, -1100.0), (20, -1000.0)], co2=1.5)
-    rows = reproduce_actorq.write_results(str(tmp_path), [task],
-                                          ['fp32_tf', 'fp16', 'int8'], 0.9)
-    by_precision = {r['precision']: r for r in rows}
+    # A second seed where int8 is only 2x faster to the same target.
+    _fake_run(tmp_path, task, 'fp32_tf',
+              [(10, -1100.0), (40, -300.0), (80, -150.0)], co2=2.0, seed='1')
+    _fake_run(tmp_path, task, 'int8',
+              [(10, -1000.0), (40, -200.0), (60, -150.0)], co2=1.0, seed='1')
+    rows = reproduce_actorq.write_results(
+        str(tmp_path), [task], ['0', '1'], ['fp32_tf', 'fp16', 'int8'], 0.9)
+    by_precision = {r['precision']: r for r in rows if r['seed'] == '0'}
     target = -1200.0 + 0.9 * (-150.0 + 1200.0)  # -255
     assert by_precision['int8']['target_return'] == pytest.approx(target)
     assert by_precision['fp32_tf']['time_to_target_s'] == 80.0
@@ -63,11 +70,18 @@ def test_compare_and_write_results(tmp_path):
     assert by_precision['int8']['co2_ratio_vs_fp32_tf'] == pytest.approx(2.0)
     assert by_precision['fp16']['time_to_target_s'] is None
     assert by_precision['fp16']['speedup_vs_fp32_tf'] is None
+    assert by_precision['int8']['fp32_return_gap'] == pytest.approx(-5.0)
+    assert by_precision['int8']['final_return_diff_vs_fp32_tf'] == (
+        pytest.approx(-10.0 / 1050.0))
     results_md = (tmp_path / 'results.md').read_text()
     assert 'not reached' in results_md and 'Target rule' in results_md
+    # Over seeds: int8 is 4x and 2x faster, mean 3 (2 to 4).
+    assert '| d4pg:gym:Pendulum-v1 | int8 | 2 | 3.00 (2.00 to 4.00) |' in (
+        results_md)
     with open(tmp_path / 'results.csv') as handle:
-        assert len(list(csv.DictReader(handle))) == 3
-    for plot in ('speedup.png', 'co2.png', 'return_d4pg_gym_Pendulum-v1.png'):
+        assert len(list(csv.DictReader(handle))) == 5
+    for plot in ('speedup.png', 'co2.png',
+                 'return_d4pg_gym_Pendulum-v1_seed0.png'):
         assert (tmp_path / 'plots' / plot).stat().st_size > 1000
 
 
