@@ -9,7 +9,7 @@ class D4PGConfig:
   critic_layers: Sequence[int] = (256, 256)
   # Acme's D4PG torsos start Linear -> LayerNorm -> tanh; ours too. Int8
   # keeps the policy faithful (benchmarks/squash_fidelity.py
-  # --policy_layer_norm); LiteRT runs it ~2x slower than without
+  # --policy_layer_norm); LiteRT runs it ~2x slower than without at 3x256
   # (benchmarks/actor_inference.py), still far below an env step.
   critic_layer_norm: bool = True
   policy_layer_norm: bool = True
