@@ -55,10 +55,23 @@ def test_learner_steps_and_exports_an_int8_policy(setup):
     export = export_with_learner_weights(agent, bundle)
     observations = rollout_observations(environment, 100,
                                         np.random.default_rng(1))
-    model = quantization.convert_policy(export, export.variables,
-                                        agent.observation_size, 'int8',
-                                        observations[:80], observations[80:])
-    assert model.max_abs_err < 0.3  # Actions span [-2, 2].
+    # A trained policy's actions span the range; the freshly initialised head
+    # outputs ~0 everywhere, which any precision reproduces.
+    head = next(m for m in export.submodules
+                if isinstance(m, acme_networks.NearZeroInitializedLinear))
+    pre_tanh = export(tf.constant(observations)).numpy()
+    head.w.assign(head.w / pre_tanh.std())
+    actions = agent.model_postprocess(
+        export(tf.constant(observations)).numpy())
+    assert actions.std() > 0.5 and np.ptp(actions) > 2.0
+    model = quantization.convert_policy(
+        export, export.variables, agent.observation_size, 'int8',
+        observations[:80], observations[80:],
+        postprocess=agent.model_postprocess,
+        output_scale=agent.model_output_scale())
+    # Of the action range [-2, 2]; a 32-wide LayerNorm policy calibrated on
+    # 80 observations (a 3x256 one: p95 ~0.03, benchmarks/squash_fidelity).
+    assert model.mean_rel_err < 0.05 and model.p95_rel_err < 0.12
     assert len(bundle.compressible_layers) == 3  # 2 policy + 1 critic.
 
 
