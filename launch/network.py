@@ -34,7 +34,7 @@ def current() -> str:
   return os.environ.get(ENV_VAR, 'host')
 
 
-def _unshare_prefix() -> Optional[List[str]]:
+def unshare_prefix() -> Optional[List[str]]:
   """The unshare command that works on this machine, or None."""
   if not shutil.which('unshare'):
     return None
@@ -62,7 +62,7 @@ def enter(mode: str, argv: Sequence[str]) -> None:
   if mode == 'host':
     os.environ[ENV_VAR] = 'host'
     return
-  prefix = _unshare_prefix()
+  prefix = unshare_prefix()
   if prefix is None:
     if mode == 'isolated':
       raise IsolationError(

@@ -62,6 +62,9 @@ def test_graph_and_xla_agree_for_20_steps_with_gst(name):
   np.testing.assert_allclose(xla_losses, graph_losses, rtol=1e-4, atol=1e-6)
   for xla, graph in zip(xla_weights, graph_weights):
     np.testing.assert_allclose(xla, graph, rtol=1e-4, atol=1e-5)
-  # The constraint ran inside the steps: hidden layers are still circulant.
-  assert all(layer.compression_ratio() >= 0.75
-             for layer in bundle.compressible_layers)
+  # The constraint ran inside the steps: after 20 optimizer updates the
+  # kernels are still exactly block-circulant (re-projecting moves nothing).
+  for layer in bundle.compressible_layers:
+    kernel = layer.w.numpy()
+    layer.apply_constraint()
+    np.testing.assert_allclose(layer.w.numpy(), kernel, atol=1e-6)
