@@ -59,8 +59,11 @@ def test_learner_steps_and_exports_an_int8_policy(setup):
     # outputs ~0 everywhere, which any precision reproduces.
     head = next(m for m in export.submodules
                 if isinstance(m, acme_networks.NearZeroInitializedLinear))
+    # Standardise the pre-tanh output: scaling w alone keeps any offset, which
+    # can leave every action pinned at one bound.
     pre_tanh = export(tf.constant(observations)).numpy()
     head.w.assign(head.w / pre_tanh.std())
+    head.b.assign((head.b - pre_tanh.mean(axis=0)) / pre_tanh.std())
     actions = agent.model_postprocess(
         export(tf.constant(observations)).numpy())
     assert actions.std() > 0.5 and np.ptp(actions) > 2.0
