@@ -1,0 +1,119 @@
+"""tools/netns_cluster.sh: N namespaces that reach each other, and nothing else.
+
+The multi-host stand-in must connect its hosts to each other over TCP, keep
+the host namespace (and so the network beyond it) out, leave the host's own
+interfaces alone, and leave nothing behind after `down`.
+"""
+import errno
+import os
+import socket
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+from launch import hosts
+
+SCRIPT = os.path.join(ROOT, 'tools', 'netns_cluster.sh')
+PORT = 18765  # Any port: 10.213.0.1 exists only inside quarl-h1.
+SERVER = f"""
+import socket
+server = socket.create_server(('10.213.0.1', {PORT}))
+print('listening', flush=True)
+while True:
+  client, (peer, _) = server.accept()
+  client.sendall(b'hello ' + peer.encode())
+  client.close()
+"""
+CLIENT = f"""
+import socket
+print(socket.create_connection(('10.213.0.1', {PORT}), timeout=5).recv(64)
+      .decode())
+"""
+
+
+def _run(*command):
+  return subprocess.run(command, capture_output=True, text=True, check=False)
+
+
+def _namespaces():
+  return sorted(line.split()[0] for line in _run('ip', 'netns', 'list').stdout
+          .splitlines() if line.startswith('quarl-'))
+
+
+def _blackhole():
+  return _run('ip', 'route', 'show', 'exact', '10.213.0.0/24', 'type',
+              'blackhole').stdout.strip()
+
+
+def _host_links():
+  return sorted(line.split(':')[1].strip() for line in _run(
+      'ip', '-o', 'link').stdout.splitlines())
+
+
+def _skip_reason():
+  if os.geteuid() != 0:
+    return 'needs root: network namespaces, a bridge and a route'
+  if _namespaces():
+    return 'quarl-* namespaces exist already (a cluster in use); not touched'
+  probe = _run('ip', 'netns', 'add', 'quarl-probe')
+  if probe.returncode != 0:
+    return f'ip netns add fails here: {probe.stderr.strip()}'
+  _run('ip', 'netns', 'delete', 'quarl-probe')
+  return None
+
+
+@pytest.fixture
+def cluster(tmp_path):
+  reason = _skip_reason()
+  if reason:
+    pytest.skip(reason)
+  links = _host_links()
+  hosts_file = str(tmp_path / 'hosts.yaml')
+  try:
+    up = _run(SCRIPT, 'up', '3', '--hosts-file', hosts_file)
+    assert up.returncode == 0, up.stderr
+    yield hosts_file, links
+  finally:
+    down = _run(SCRIPT, 'down')
+    assert down.returncode == 0, down.stderr
+
+
+def test_namespaces_reach_each_other_and_nothing_else(cluster):
+  hosts_file, links = cluster
+  plan = hosts.load(hosts_file, hosts.GROUPS)
+  assert plan.host_for('learner', 0) == hosts.Host(
+      'h1', '10.213.0.1', ('ip', 'netns', 'exec', 'quarl-h1'))
+  assert [plan.host_for('actor', i).name for i in range(3)] == ['h2', 'h3',
+                                                                'h2']
+  assert _host_links() == links  # No interface added in the host namespace.
+  assert _blackhole()
+  server = subprocess.Popen(
+      [*plan.hosts['h1'].prefix, sys.executable, '-c', SERVER],
+      stdout=subprocess.PIPE, text=True)
+  try:
+    assert server.stdout.readline().strip() == 'listening'
+    for name in ('h3', 'h2'):
+      reply = subprocess.run([*plan.hosts[name].prefix, sys.executable, '-c',
+                              CLIENT], capture_output=True, text=True,
+                             timeout=30, check=False)
+      assert reply.stdout.strip() == 'hello ' + plan.hosts[name].address, \
+          reply.stderr
+    with pytest.raises(OSError) as refused:
+      socket.create_connection(('10.213.0.1', PORT), timeout=5)
+    assert refused.value.errno == errno.EINVAL  # The blackhole route.
+  finally:
+    server.kill()
+    server.wait()
+
+
+def test_down_leaves_nothing(cluster):
+  hosts_file, links = cluster
+  assert _namespaces() == ['quarl-h1', 'quarl-h2', 'quarl-h3', 'quarl-hub']
+  for _ in range(2):  # Idempotent.
+    down = _run(SCRIPT, 'down')
+    assert down.returncode == 0, down.stderr
+    assert not _namespaces()
+    assert not _blackhole()
+    assert _host_links() == links
