@@ -11,6 +11,7 @@ from typing import Any, Dict, Sequence
 from agents import AGENT_NAMES
 import agents
 from agents.compiled import COMPILE_MODES
+from launch import hosts
 from launch.network import MODES as NETWORK_MODES
 from launch.config import ACTOR_PRECISIONS
 from launch.config import COMPRESSION_KINDS
@@ -20,7 +21,7 @@ from launch.config import RunConfig
 from quarl import compression as compression_lib
 from quarl import envs
 
-LAUNCH_TYPES = ('local_mp', 'local_mt')
+LAUNCH_TYPES = ('local_mp', 'local_mt', 'hosts')
 # Hyper-parameter presets every agent's config_for_env understands.
 PRESETS = ('small', 'paper')
 
@@ -88,7 +89,8 @@ def make_run_config(*, agent: str, env: str, actor_precision: str,
                     compression: CompressionConfig = CompressionConfig(),
                     country_iso_code: str = 'USA',
                     preset: str = 'small',
-                    resume: bool = False) -> RunConfig:
+                    resume: bool = False, hosts_file: str = None,
+                    max_restarts: int = 3) -> RunConfig:
   """Validates every value; raises UsageError naming the first bad one."""
   _choice('agent', agent, AGENT_NAMES)
   _choice('actor_precision', actor_precision, ACTOR_PRECISIONS)
@@ -99,6 +101,11 @@ def make_run_config(*, agent: str, env: str, actor_precision: str,
   _positive('max_seconds', max_seconds)
   _positive('max_actor_steps', max_actor_steps, allow_none=True)
   _positive('eval_episodes', eval_episodes)
+  if max_restarts < 0:
+    raise UsageError(f'--max_restarts={max_restarts}: want 0 or more')
+  if (launch_type == 'hosts') != bool(hosts_file):
+    raise UsageError('--hosts=FILE goes with --launch_type=hosts, and only '
+                     'with it')
   if not run_dir:
     raise UsageError('--run_dir is required')
   _choice('compression', compression.kind, COMPRESSION_KINDS)
@@ -116,6 +123,11 @@ def make_run_config(*, agent: str, env: str, actor_precision: str,
     # A thread blocked in a rate-limited Reverb call cannot be stopped, so
     # threaded runs use a min-size limiter only (replay ratio uncontrolled).
     agent_config = dataclasses.replace(agent_config, samples_per_insert=None)
+  if hosts_file:
+    try:
+      hosts.load(hosts_file, program_groups(actor_precision))
+    except hosts.HostsFileError as error:
+      raise UsageError(str(error)) from error
   agent_class, _ = agents.lookup(agent)
   kind = envs.action_kind(envs.make_environment(env, seed))
   if kind != agent_class.action_kind:
@@ -129,7 +141,13 @@ def make_run_config(*, agent: str, env: str, actor_precision: str,
       publish_period=period, eval_episodes=eval_episodes, eval_fp32=eval_fp32,
       publish_sparse=publish_sparse,
       launch_type=launch_type, learner_compile=learner_compile,
-      pin_cpus=pin_cpus, network=network,
-      resume=resume, agent_config=agent_config,
+      pin_cpus=pin_cpus, network=network, hosts_file=hosts_file,
+      max_restarts=max_restarts, resume=resume, agent_config=agent_config,
       compression=compression, country_iso_code=_country(country_iso_code),
       start_time=time.time())
+
+
+def program_groups(actor_precision: str):
+  """The node groups of launch/program.py's program for this precision."""
+  groups = ['replay', 'counter', 'learner', 'actor', 'evaluator']
+  return groups + ['quantizer'] if actor_precision != 'fp32_tf' else groups

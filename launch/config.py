@@ -76,7 +76,11 @@ class RunConfig:
   eval_fp32: bool = False
   # Publish zero-heavy (GST/pruned) policies in TFLite's sparse format.
   publish_sparse: bool = False
+  # local_mp, local_mt, or hosts (placed by the hosts file; launch/hosts.py).
   launch_type: str = 'local_mp'
+  hosts_file: Optional[str] = None
+  # Restarts of each actor, evaluator or quantizer that dies.
+  max_restarts: int = 3
   # How the learner's step compiles: 'xla' (jit_compile) or 'graph'.
   learner_compile: str = 'xla'
   # Give the learner cores of its own (launch/nodes/threads.py).

@@ -12,17 +12,20 @@ import os
 
 import launchpad as lp
 import reverb
-from acme.utils import counting
 
 from launch.config import RunConfig
 from launch.nodes import actor as actor_node
 from launch.nodes import common
+from launch.nodes import counter as counter_node
 from launch.nodes import evaluator as evaluator_node
 from launch.nodes import learner as learner_node
 from launch.nodes import quantizer as quantizer_node
 
 
 def _replay_tables(config: RunConfig):
+  """Runs in the replay node's process (its one hook), so it also starts
+  the node's stop watcher: replay serves until the second stop wave."""
+  common.exit_after_stop(config, service=True)
   return common.make_agent(config).replay_tables()
 
 
@@ -39,7 +42,7 @@ def build_program(config: RunConfig) -> lp.Program:
         functools.partial(_replay_tables, config),
         functools.partial(_replay_checkpointer, config)))
   with program.group('counter'):
-    counter = program.add_node(lp.CourierNode(counting.Counter))
+    counter = program.add_node(lp.CourierNode(counter_node.CounterNode, config))
   with program.group('learner'):
     learner = program.add_node(
         lp.CourierNode(learner_node.LearnerNode, replay, counter, config))

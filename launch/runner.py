@@ -6,6 +6,7 @@ gets the same run-directory contract and the same end-of-run behaviour.
 import dataclasses
 import json
 import os
+import signal
 import sys
 import threading
 import time
@@ -15,10 +16,14 @@ import launchpad as lp
 from absl import flags
 
 from launch import baselines
+from launch import cli
+from launch import hosts
 from launch import network
 from launch import progress
 from launch import run_dir as run_dir_lib
+from launch import stop
 from launch import summary as summary_lib
+from launch import supervisor
 from launch.config import RunConfig
 from launch.nodes import common
 from launch.program import build_program
@@ -72,36 +77,48 @@ def _budget_reached(config: RunConfig) -> bool:
       float(last['actor_steps']) >= config.max_actor_steps))
 
 
-def _launch_and_wait(config: RunConfig) -> Tuple[str, str]:
-  """Returns (status, detail) once every node has exited."""
+def _launch_and_wait(config: RunConfig) -> supervisor.Outcome:
+  """Runs the program until it stops (launch/stop.py): on its own process
+  supervisor, or as threads of this process under local_mt."""
   os.environ.update(_NODE_ENVIRONMENT)
   # Node temp files (TFLite conversion scratch SavedModels) stay in run_dir.
   node_tmp = os.path.join(config.run_dir, 'tmp')
   os.makedirs(node_tmp, exist_ok=True)
   os.environ['TMPDIR'] = node_tmp
   program = build_program(config)
-  # Seconds Launchpad lets nodes finish before killing the whole runtime
-  # (the launcher too): generous, since a loaded 2-core host is slow.
-  flags.FLAGS.lp_termination_notice_secs = TERMINATION_NOTICE_S
+  errors_log = os.path.join(config.run_dir, common.NODE_ERRORS_LOG)
   if config.launch_type == 'local_mt':
-    manager = lp.launch(program, launch_type='local_mt',
-                        serialize_py_nodes=False)
-  else:
-    _send_node_output_to(os.path.join(config.run_dir, 'logs', 'nodes'))
-    manager = lp.launch(program, launch_type='local_mp',
-                        terminal='output_to_files')
-  threading.Thread(target=_announce_stop, args=(manager, config),
-                   daemon=True).start()
+    return _launch_threads(program, config)
+  groups = cli.program_groups(config.actor_precision)
+  plan = (hosts.load(config.hosts_file, groups) if config.hosts_file
+          else hosts.local_plan(groups))
+  return supervisor.Supervisor(
+      program, plan, config.run_dir, dict(_NODE_ENVIRONMENT, TMPDIR=node_tmp),
+      config.max_restarts, errors_log).run()
+
+
+def _launch_threads(program, config: RunConfig) -> supervisor.Outcome:
+  """local_mt: Launchpad's threads; a stop request (file) or Ctrl-C ends
+  them through Launchpad's own stop."""
+  flags.FLAGS.lp_termination_notice_secs = TERMINATION_NOTICE_S
+  manager = lp.launch(program, launch_type='local_mt',
+                      serialize_py_nodes=False)
+
+  def relay_stop():
+    while not manager.stop_event().wait(0.5):
+      if stop.reason(config.run_dir) is not None:
+        os.kill(os.getpid(), signal.SIGTERM)  # Launchpad's stop, in-process.
+        return
+    stop.request(config.run_dir, 'interrupted')
+
+  threading.Thread(target=relay_stop, daemon=True).start()
   try:
     manager.wait()
-  except RuntimeError as error:  # A node process exited non-zero.
-    manager.stop_and_wait()
-    return 'failed', str(error).splitlines()[0][:300]
-  failed_nodes = _failed_nodes(config)
-  if failed_nodes:
-    return 'failed', (f'node(s) {", ".join(failed_nodes)} raised; see '
-                      f'{common.NODE_ERRORS_LOG}')
-  return ('completed', '') if _budget_reached(config) else ('interrupted', '')
+  except RuntimeError as error:
+    stop.request(config.run_dir,
+                 f'failed: {str(error).splitlines()[0][:300]}')
+  return supervisor.outcome(stop.reason(config.run_dir) or 'interrupted',
+                            {}, {})
 
 
 def _energy_figures(config: RunConfig, tracker) -> Dict[str, Any]:
@@ -121,40 +138,27 @@ def _remove_if_empty(directory: str) -> None:
     pass  # Missing, or something a node left behind worth keeping.
 
 
-def _announce_stop(manager, config: RunConfig) -> None:
-  """Writes run_dir/STOP once Launchpad starts stopping the program (budget
-  reached via lp.stop(), Ctrl-C, or a failed node), for node watchdogs."""
-  manager.stop_event().wait()
-  with open(os.path.join(config.run_dir, common.STOP_FILE), 'w') as handle:
-    handle.write(f'{time.time()}\n')
-
-
-def _send_node_output_to(directory: str) -> None:
-  """Each node's stdout/stderr goes to run_dir/logs/nodes/<node> so the
-  terminal shows only progress. Launchpad reads LAUNCHPAD_LOGGING_DIR once
-  at import, so the module's setting is updated here instead."""
-  from launchpad.launch.run_locally import launch_local_output_to_files  # pylint: disable=g-import-not-at-top
-  os.makedirs(directory, exist_ok=True)
-  launch_local_output_to_files._LOGGING_DIR = directory  # pylint: disable=protected-access
-
-
-def _failed_nodes(config: RunConfig):
-  path = os.path.join(config.run_dir, common.NODE_ERRORS_LOG)
-  if not os.path.exists(path):
-    return []
-  with open(path) as handle:
-    return sorted({line.split()[1] for line in handle
-                   if line.startswith('=== ')})
+def _elapsed_s(run_dir: str) -> float:
+  """Wall seconds the run had spent when it stopped: its summary's, or, if
+  it died before writing one, its last evaluation's."""
+  path = os.path.join(run_dir, run_dir_lib.SUMMARY_JSON)
+  if os.path.exists(path):
+    with open(path) as handle:
+      return float(json.load(handle)['wall_s'])
+  rows = run_dir_lib.read_csv(os.path.join(run_dir,
+                                           run_dir_lib.EVALUATOR_CSV))
+  return float(rows[-1]['wall_time_s']) if rows else 0.0
 
 
 def run(config: RunConfig, show_progress: bool = True,
         measure_baselines: bool = True) -> Tuple[Dict[str, Any], int]:
   """Launches, waits, summarizes. run_dir must already be prepared."""
+  if config.resume:  # Wall time and budgets count the whole run.
+    config = dataclasses.replace(
+        config, start_time=time.time() - _elapsed_s(config.run_dir))
   write_config(config)
   _create_csv_headers(config.run_dir)
-  stop_file = os.path.join(config.run_dir, common.STOP_FILE)
-  if os.path.exists(stop_file):  # Left by the run being resumed.
-    os.remove(stop_file)
+  stop.clear(config.run_dir)  # Left by the run being resumed.
   reporter = progress.ProgressReporter(config) if show_progress else None
   if reporter:
     threading.Thread(target=reporter.loop, daemon=True).start()
@@ -163,21 +167,30 @@ def run(config: RunConfig, show_progress: bool = True,
   start = time.time()
   tracker.start()  # One tracker per host, around every node's lifetime.
   try:
-    status, detail = _launch_and_wait(config)
+    outcome = _launch_and_wait(config)
   finally:
     tracker.stop()
     launcher_cpu.close()
   if reporter:
     reporter.stop()
   _remove_if_empty(os.path.join(config.run_dir, 'tmp'))
-  extra = {'status_detail': detail} if detail else {}
-  extra['network'] = network.current()
+  status = outcome.status
+  if status == 'completed' and not _budget_reached(config):
+    status = 'interrupted'
+  extra = {'status_detail': outcome.detail} if outcome.detail else {}
+  extra.update(network=('hosts' if config.launch_type == 'hosts'
+                        else network.current()),
+               restarts=sum(outcome.restarts.values()),
+               restarts_by_node={k: v for k, v in outcome.restarts.items()
+                                 if v},
+               hosts=outcome.hosts)
   if measure_baselines and status != 'interrupted':
     extra['baseline_returns'] = baselines.baseline_returns(
         config.env, seed=config.seed)
   extra.update(_energy_figures(config, tracker))
-  summary = summary_lib.build_summary(config, time.time() - start, status,
-                                      extra)
+  extra['segment_wall_s'] = round(time.time() - start, 1)
+  summary = summary_lib.build_summary(
+      config, time.time() - config.start_time, status, extra)
   run_dir_lib.write_json_atomic(
       os.path.join(config.run_dir, run_dir_lib.SUMMARY_JSON), summary)
   code = {'completed': EXIT_OK, 'failed': EXIT_FAILED}.get(status,

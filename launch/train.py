@@ -49,7 +49,9 @@ _RUN_DIR = flags.DEFINE_string('run_dir', None, 'Where the run writes.')
 _OVERWRITE = flags.DEFINE_bool('overwrite', False,
                                'Replace a non-empty --run_dir.')
 _RESUME = flags.DEFINE_bool(
-    'resume', False, 'Continue the learner from --run_dir\'s checkpoint.')
+    'resume', False, 'Continue the run in --run_dir where it stopped: '
+    'learner, replay contents, counts, wall time, GST state and quantizer '
+    'epoch. Budgets (--max_seconds, --max_actor_steps) count the whole run.')
 _EVAL_EPISODES = flags.DEFINE_integer('eval_episodes', 3,
                                       'Episodes per evaluation.')
 _EVAL_FP32 = flags.DEFINE_bool(
@@ -64,7 +66,16 @@ _NETWORK = flags.DEFINE_string(
     '(only loopback; nothing reachable from outside), or on host networking. '
     'auto isolates where the machine allows and warns where it does not.')
 _LAUNCH_TYPE = flags.DEFINE_string(
-    'launch_type', 'local_mp', f'{cli.LAUNCH_TYPES}: processes or threads.')
+    'launch_type', 'local_mp', f'{cli.LAUNCH_TYPES}: processes on this '
+    'machine, threads of one process (no restarts), or processes on the '
+    'machines of --hosts.')
+_HOSTS = flags.DEFINE_string(
+    'hosts', None, 'With --launch_type=hosts: a YAML or JSON file placing '
+    'each node group on a host (address + command prefix such as ssh HOST); '
+    'hosts must share a private network and the run directory.')
+_MAX_RESTARTS = flags.DEFINE_integer(
+    'max_restarts', 3, 'Restarts of each actor, evaluator or quantizer that '
+    'dies, before the run stops as failed.')
 _LEARNER_COMPILE = flags.DEFINE_string(
     'learner_compile', 'xla', f'{cli.COMPILE_MODES}: the learner step as one '
     'XLA-compiled update (jit_compile) or a plain TF graph.')
@@ -148,7 +159,8 @@ def config_from_flags():
       pin_cpus=_PIN_CPUS.value, network=_NETWORK.value,
       agent_overrides=overrides, compression=compression,
       country_iso_code=_COUNTRY.value, preset=_PRESET.value,
-      resume=_RESUME.value)
+      resume=_RESUME.value, hosts_file=_HOSTS.value,
+      max_restarts=_MAX_RESTARTS.value)
 
 
 def _layers_or_none(flag: str, text):
@@ -160,7 +172,8 @@ def main(argv):
     _usage_error(f'unexpected arguments: {" ".join(argv[1:])}')
   try:
     config = config_from_flags()
-    network.enter(config.network, sys.argv)  # Re-executes when isolating.
+    if config.launch_type != 'hosts':  # Across hosts: a private network.
+      network.enter(config.network, sys.argv)  # Re-executes when isolating.
     run_dir_lib.prepare_run_dir(config.run_dir, _OVERWRITE.value,
                                 _RESUME.value)
   except (cli.UsageError, run_dir_lib.RunDirError,

@@ -9,6 +9,7 @@ from acme.utils import loggers
 from acme.wrappers import base as wrapper_base
 
 from launch import run_dir as run_dir_lib
+from launch import stop
 from launch.config import RunConfig
 from launch.nodes import common
 from launch.nodes import threads
@@ -48,7 +49,7 @@ def make_policy_actor(agent, config: RunConfig, model_source, adder,
       model_source.get_model,
       num_threads=threads.plan_for(config).litert_threads).start()
   while not refresher.wait_for_first_model(1.0):
-    if common.stop_requested():
+    if stop.requested():
       refresher.stop()
       return None, None
   behaviour = agent.behaviour(exploration, rng)
@@ -83,7 +84,10 @@ class ActorNode:
         exploration, np.random.default_rng(seed))
     if actor is None:  # Stopped before the first model arrived.
       return
-    warmup_steps = agent.warmup_steps(config.num_actors)
+    # A resumed (or restarted) run has done its share of warm-up already.
+    done_steps = self._counter.get_counts().get('actor_steps', 0)
+    warmup_steps = max(0, agent.warmup_steps(config.num_actors) -
+                       int(done_steps) // config.num_actors)
     if warmup_steps:
       actor = actors.RandomWarmupActor(
           actor, agent.environment_spec.actions, warmup_steps,
@@ -95,7 +99,7 @@ class ActorNode:
         common.run_path(config, run_dir_lib.ACTORS_CSV),
         run_dir_lib.ACTORS_FIELDS)
     steps, start, last_report = 0, time.time(), time.time()
-    while not common.stop_requested():
+    while not stop.requested():
       try:
         steps += loop.run_episode()['episode_length']
       except _StopRequested:

@@ -1,14 +1,13 @@
 """Small pieces every node needs: its agent, environment, clock and stop."""
 import os
-import threading
 import time
 from typing import Callable, Optional
 
-import launchpad as lp
 import numpy as np
 from absl import logging
 
 import agents
+from launch import stop
 from launch.config import RunConfig
 from launch.nodes import threads
 from quarl import carbon
@@ -16,8 +15,8 @@ from quarl import envs
 
 
 NODE_ERRORS_LOG = 'node_errors.log'
-# Written by the launcher the moment the program starts stopping.
-STOP_FILE = 'STOP'
+# The launcher restarts these when they die (launch/supervisor.py).
+RESTARTABLE_GROUPS = ('actor', 'evaluator', 'quantizer')
 CPU_RECORD_PERIOD_S = 5.0
 
 
@@ -35,11 +34,6 @@ def wall_time_s(config: RunConfig) -> float:
   return time.time() - config.start_time
 
 
-def stop_requested(timeout_s: float = 0.0) -> bool:
-  """True once Launchpad asked this program to stop (SIGTERM/lp.stop())."""
-  return lp.wait_for_stop(timeout_s)
-
-
 def node_seed(config: RunConfig, offset: int) -> int:
   """Distinct, repeatable seeds per node so actors don't mirror each other."""
   return int(np.random.SeedSequence([config.seed, offset]).generate_state(1)[0])
@@ -49,46 +43,37 @@ def run_path(config: RunConfig, name: str) -> str:
   return os.path.join(config.run_dir, name)
 
 
-def exit_after_stop(config: RunConfig, grace_s: float = 5.0,
-                    before_exit: Optional[Callable[[], None]] = None) -> None:
-  """Ends this node process `grace_s` after a stop request, even when it is
-  blocked inside Reverb (a rate-limited insert or sample never returns once
-  its peers have stopped). Every CSV row is already on disk (unbuffered
-  appends), so a hard exit loses nothing; `before_exit` may save state.
-  Only for local_mp: under local_mt the nodes share the launcher's process.
-  """
-  if config.launch_type != 'local_mp':
-    return
-  stop_event = lp.stop_event()  # Only reachable from the node's own thread.
-  stop_file = run_path(config, STOP_FILE)
+def exit_after_stop(config: RunConfig,
+                    before_exit: Optional[Callable[[], None]] = None,
+                    service: bool = False) -> None:
+  """The node's stop watcher (launch/stop.py), recording its CPU seconds
+  last thing before the process ends."""
 
-  def watch():
-    # Launchpad's SIGTERM handler sets stop_event, but Python runs handlers
-    # on the main thread only, which may sit inside a blocking Reverb call;
-    # the launcher's STOP file reaches us regardless.
-    while not (stop_event.wait(0.5) or os.path.exists(stop_file)):
-      pass
-    time.sleep(grace_s)
+  def save():
     if before_exit:
       before_exit()
     for recorder in _cpu_recorders.values():
       recorder.record()
-    os._exit(0)  # pylint: disable=protected-access
 
-  threading.Thread(target=watch, daemon=True, name='stop-watchdog').start()
+  stop.watch(config.run_dir, in_process=config.launch_type == 'local_mt',
+             before_exit=save, service=service)
 
 
-def report_failure_and_stop(config: RunConfig, node_name: str,
-                            error: BaseException) -> None:
-  """A node that raises records why in run_dir/node_errors.log and stops the
-  whole program at once: an exit code alone would not say why, and peers
-  blocked on the failed node would otherwise wait until Launchpad notices."""
+def _report_failure(config: RunConfig, node_name: str,
+                    error: BaseException) -> None:
+  """Records why in run_dir/node_errors.log (an exit code alone would not
+  say), and stops the run unless the launcher restarts this node: peers
+  blocked on it would otherwise wait for nothing."""
   import traceback  # pylint: disable=g-import-not-at-top
   text = ''.join(traceback.format_exception(type(error), error,
                                             error.__traceback__))
   with open(run_path(config, NODE_ERRORS_LOG), 'a') as handle:
     handle.write(f'=== {node_name} at {wall_time_s(config):.1f}s\n{text}\n')
-  lp.stop()
+  group = node_name.split('_')[0]
+  if config.launch_type == 'local_mt' or group not in RESTARTABLE_GROUPS:
+    summary = str(error).splitlines()[0][:200] if str(error) else ''
+    stop.request(config.run_dir, f'failed: node {node_name} raised '
+                 f'{type(error).__name__}: {summary}')
 
 
 _cpu_recorders = {}
@@ -113,9 +98,9 @@ def guarded(node_name: str, config: RunConfig, run_fn: Callable[[], None]):
   try:
     run_fn()
   except Exception as error:  # pylint: disable=broad-except
-    if stop_requested():
+    if stop.requested():
       # Peers (e.g. the replay server) are going away: an expected ending.
       logging.info('%s ended during shutdown: %s', node_name, error)
       return
-    report_failure_and_stop(config, node_name, error)
+    _report_failure(config, node_name, error)
     raise

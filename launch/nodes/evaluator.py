@@ -6,11 +6,11 @@ records a final evaluation and asks Launchpad to stop every node.
 import time
 
 import acme
-import launchpad as lp
 import numpy as np
 from acme.utils import loggers
 
 from launch import run_dir as run_dir_lib
+from launch import stop
 from launch.config import RunConfig
 from launch.nodes import actor as actor_node
 from launch.nodes import common
@@ -92,10 +92,10 @@ class EvaluatorNode:
           episode_return=mean_return,
           policy_version=refresher.version if refresher else -1))
       if self._budget_spent(counts):
-        break
+        stop.request(config.run_dir, stop.BUDGET_SPENT)
+        return
       deadline = time.time() + EVAL_PERIOD_S
       while time.time() < deadline and not self._budget_spent(
           counter.get_counts()):
-        if common.stop_requested(1.0):
+        if stop.requested(1.0):
           return
-    lp.stop()

@@ -15,6 +15,7 @@ from acme.utils import counting
 
 from launch import loggers as run_loggers
 from launch import run_dir as run_dir_lib
+from launch import stop
 from launch.config import RunConfig
 from launch.nodes import common
 from launch.nodes import threads
@@ -48,6 +49,9 @@ class LearnerNode:
         compile_mode=config.learner_compile,
         dataset_parallel_calls=thread_plan.dataset_parallel_calls)
     self._learner = bundle.learner
+    self._replay = replay
+    # The stop watcher and the step loop both save: one at a time.
+    self._save_lock = threading.Lock()
     self._controller = make_controller(bundle, config)
     # Courier threads (observe_return) and the step loop share the controller.
     self._controller_lock = threading.Lock()
@@ -60,6 +64,7 @@ class LearnerNode:
       self._checkpoint.restore(self._manager.latest_checkpoint)
       logging.info('restored %s', self._manager.latest_checkpoint)
     self._compression_csv = None
+    self._saved_for_resume = False
 
   def get_variables(self, names):
     return self._learner.get_variables(names)
@@ -74,7 +79,22 @@ class LearnerNode:
       self._controller.sync(learner_step)
 
   def save(self) -> str:
-    return self._manager.save()
+    with self._save_lock:
+      return self._manager.save()
+
+  def _save_for_resume(self) -> None:
+    """At the stop: counts flushed, learner saved, and the replay table
+    checkpointed by Reverb itself (the replay node restores it at start)."""
+    with self._save_lock:
+      if self._saved_for_resume:
+        return
+      self._saved_for_resume = True
+      self._learner.flush_counts()
+      self._manager.save()
+      try:
+        logging.info('replay checkpoint: %s', self._replay.checkpoint())
+      except Exception as error:  # pylint: disable=broad-except
+        logging.warning('replay checkpoint failed: %s', error)
 
   def _log_compression(self) -> None:
     report = self._controller.report()
@@ -89,7 +109,7 @@ class LearnerNode:
     common.guarded('learner', self._config, self._run)
 
   def _run(self) -> None:
-    common.exit_after_stop(self._config, before_exit=self.save)
+    common.exit_after_stop(self._config, before_exit=self._save_for_resume)
     log_every = self._config.compression.log_every
     step = int(self._controller.learner_step.numpy())
     self._controller.constrain()  # Circulant (GST) from step 0.
@@ -99,7 +119,7 @@ class LearnerNode:
     self._learner.constrain = self._controller.constrain
     sync_every = self._controller.update_every
     last_save = time.time()
-    while not common.stop_requested():
+    while not stop.requested():
       self._learner.step()
       step += 1
       if step % sync_every == 0:
@@ -109,5 +129,4 @@ class LearnerNode:
       if time.time() - last_save > self._config.checkpoint_period_s:
         self.save()
         last_save = time.time()
-    self._learner.flush_counts()
-    self.save()  # Stopping is the moment a resumable state matters most.
+    self._save_for_resume()  # When a resumable state matters most.

@@ -3,6 +3,7 @@
 The learner never waits on it: it pulls variables over courier on its own
 clock. Actors and the evaluator poll `get_model(known_version)`.
 """
+import os
 import threading
 import time
 from typing import Optional, Tuple
@@ -13,6 +14,7 @@ from absl import logging
 
 from agents import interface
 from launch import run_dir as run_dir_lib
+from launch import stop
 from launch.config import RunConfig
 from launch.nodes import common
 from quarl import envs
@@ -23,6 +25,23 @@ CALIBRATION_SAMPLES = 256
 HELD_OUT_SAMPLES = 64
 # The newest model LiteRT could not load, kept for a post-mortem.
 REFUSED_MODEL = 'refused_model.tflite'
+# Versions are epoch * VERSIONS_PER_EPOCH + n: a restarted (or resumed)
+# quantizer starts a new epoch, so actors that saw its predecessor's models
+# take its first one as newer.
+VERSIONS_PER_EPOCH = 1_000_000
+EPOCH_FILE = os.path.join('checkpoints', 'quantizer_epoch')
+
+
+def next_epoch(run_dir: str) -> int:
+  """0 for a run's first quantizer, then one more per (re)start."""
+  path = os.path.join(run_dir, EPOCH_FILE)
+  epoch = 0
+  if os.path.exists(path):
+    with open(path) as handle:
+      epoch = int(handle.read().strip() or -1) + 1
+  os.makedirs(os.path.dirname(path), exist_ok=True)
+  run_dir_lib.write_bytes_atomic(path, f'{epoch}\n'.encode())
+  return epoch
 
 
 def rollout_observations(environment, num_steps: int,
@@ -114,10 +133,12 @@ class QuantizerNode:
     fallback = rollout_observations(
         envs.make_environment(config.env, common.node_seed(config, 8)),
         CALIBRATION_SAMPLES + HELD_OUT_SAMPLES, rng)
-    version, last_time, last_steps = 0, 0.0, -1
-    while not common.stop_requested(0.0):
-      if version and not self._publish_due(last_time, last_steps):
-        common.stop_requested(0.2)
+    first_version = next_epoch(config.run_dir) * VERSIONS_PER_EPOCH
+    version, last_time, last_steps = first_version, 0.0, -1
+    while not stop.requested(0.0):
+      if version > first_version and not self._publish_due(last_time,
+                                                           last_steps):
+        stop.requested(0.2)
         continue
       last_time, last_steps = time.time(), self._learner_steps()
       if self._publish(publisher, policy, version, last_steps, fallback):

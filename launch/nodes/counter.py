@@ -1,0 +1,28 @@
+"""Counter node: the program's step counts, kept across a resume."""
+import json
+import os
+
+from acme.utils import counting
+
+from launch import run_dir as run_dir_lib
+from launch.config import RunConfig
+from launch.nodes import common
+
+COUNTS_JSON = os.path.join('checkpoints', 'counts.json')
+
+
+class CounterNode(counting.Counter):
+  """Acme's counter; saves its counts when the run stops (after every other
+  node has flushed into it) and starts from them under --resume."""
+
+  def __init__(self, config: RunConfig):
+    super().__init__()
+    self._path = common.run_path(config, COUNTS_JSON)
+    if config.resume and os.path.exists(self._path):
+      with open(self._path) as handle:
+        self.increment(**json.load(handle))
+    common.exit_after_stop(config, before_exit=self.save, service=True)
+
+  def save(self) -> None:
+    os.makedirs(os.path.dirname(self._path), exist_ok=True)
+    run_dir_lib.write_json_atomic(self._path, self.get_counts())
