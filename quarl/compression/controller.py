@@ -10,8 +10,9 @@ sync, so the CR that held between two syncs is exact for every step between.
 
 * `GstController` — layers start block-circulant at step 0 and hand over to
   group pruning once the reward-aware target reaches S_shift * (1 - 1/B).
-* `IterativePruningController` — the baseline: dense start, same cubic
-  schedule on the plain learner step, same masks, no reward awareness.
+* `IterativePruningController` — the baseline: TF Model Optimization's
+  magnitude pruning (its PolynomialDecay schedule and block masks, run by
+  TFMOT's own code) from a dense start, no reward awareness.
 * `NoCompression` — the dense baseline with the same interface.
 
 CR accounting (DESIGN "Accounting"): a layer's CR is 1 - stored/kernel entries;
@@ -25,6 +26,8 @@ import inspect
 from typing import Optional, Sequence
 
 import tensorflow as tf
+import tensorflow_model_optimization as tfmot
+from tensorflow_model_optimization.python.core.sparsity.keras import pruning_impl
 
 from quarl.compression import circulant
 from quarl.compression import layers as layers_lib
@@ -90,8 +93,7 @@ class CompressionController(tf.Module, metaclass=abc.ABCMeta):
     """Host bookkeeping up to `learner_step` (which must not decrease).
 
     The steps since the last sync are accounted at the CR that held during
-    them and advance the clock; then layers hand over and masks refresh
-    (every `update_every` steps) at the new target.
+    them and advance the clock; then layers hand over and masks refresh.
     """
     learner_step = int(learner_step)
     previous = int(self.learner_step.numpy())
@@ -99,10 +101,14 @@ class CompressionController(tf.Module, metaclass=abc.ABCMeta):
     total, stored = self._totals()
     self._cr_sum.assign_add(steps * (1.0 - stored / total if total else 0.0))
     self._steps_seen.assign_add(steps)
-    every = self._update_every
-    refresh = learner_step // every != previous // every
     self.learner_step.assign(max(learner_step, previous))
     self._advance(steps)
+    self._update_layers(previous, learner_step)
+
+  def _update_layers(self, previous: int, learner_step: int) -> None:
+    """Hand-over at the new target; masks refresh every `update_every` steps."""
+    every = self._update_every
+    refresh = learner_step // every != previous // every
     target = self.target_sparsity()
     for layer in self.layers:
       if layer.phase == layers_lib.SPARSE:
@@ -169,7 +175,20 @@ class NoCompression(CompressionController):
 
 
 class IterativePruningController(CompressionController):
-  """Baseline: dense start, cubic target on the learner step, same masks."""
+  """Baseline: TF Model Optimization's magnitude pruning on our layers.
+
+  The field's "iterative pruning" (Zhu & Gupta) as TFMOT implements it, run
+  by TFMOT's own code rather than a copy: its `PolynomialDecay(s_init,
+  s_final, begin_step, end_step, power=3, frequency=update_every)` and its
+  `Pruning` mask update (|w| AVG-pooled over BxB groups, or single weights
+  with granularity='element'; the round((1 - s) * groups) largest kept, ties
+  at the threshold kept). Masks change only at TFMOT's pruning steps,
+  begin_step + k * update_every up to end_step, and nothing is pruned before
+  begin_step. TFMOT numbers the batch a mask is used for, so the masks in
+  force after learner step t are TFMOT's for step t + 1; a sync that lands
+  past a pruning step (the learner syncs every update_every steps) applies
+  that step's target to the current weights.
+  """
 
   def __init__(self, layers: Sequence[layers_lib.CompressibleLinear],
                s_init: float = 0.0, s_final: float = 0.9, begin_step: int = 0,
@@ -177,16 +196,44 @@ class IterativePruningController(CompressionController):
                granularity: str = 'block', update_every: int = 100,
                dense_params: int = 0, name: str = 'iterative_pruning'):
     super().__init__(layers, granularity, update_every, dense_params, name)
-    self.schedule = schedules.CubicSchedule(s_init, s_final, begin_step,
-                                            end_step)
+    schedules.check_ramp(s_init, s_final, begin_step, end_step)
+    circulant.check_block_size(block_size)
+    self.schedule = tfmot.sparsity.keras.PolynomialDecay(
+        s_init, s_final, begin_step, end_step, power=3,
+        frequency=update_every)
+    self._pooled_block = ((block_size, block_size) if granularity == 'block'
+                          else (1, 1))
+    # The TFMOT pruning step whose masks the layers hold; -1 before any.
+    self._mask_step = tf.Variable(-1, dtype=tf.int64, trainable=False,
+                                  name='mask_step')
     for layer in self.layers:
       layer.set_block_size(block_size)
 
   def target_sparsity(self) -> float:
-    return self.schedule(int(self.learner_step.numpy()))
+    """The target of the masks in force (0 before begin_step)."""
+    step = int(self._mask_step.numpy())
+    return float(self.schedule(step)[1]) if step >= 0 else 0.0
 
-  def _starts_pruning(self, layer, target: float) -> bool:
-    return target > 0.0
+  def _update_layers(self, previous: int, learner_step: int) -> None:
+    del previous  # _mask_step (saved) says which pruning steps are done.
+    step = self._last_pruning_step(learner_step + 1)
+    if step <= int(self._mask_step.numpy()):
+      return
+    self._mask_step.assign(step)
+    pruning = pruning_impl.Pruning(
+        training_step_fn=lambda: step, pruning_vars=[],
+        pruning_schedule=self.schedule, block_size=self._pooled_block,
+        block_pooling_type='AVG')
+    for layer in self.layers:
+      _, mask = pruning._maybe_update_block_mask(layer.w)  # pylint: disable=protected-access
+      layer.set_mask(mask)
+
+  def _last_pruning_step(self, step: int) -> int:
+    """TFMOT's latest pruning step <= `step`; -1 before begin_step."""
+    begin, every = self.schedule.begin_step, self.update_every
+    if step < begin:
+      return -1
+    return begin + (min(step, self.schedule.end_step) - begin) // every * every
 
 
 class GstController(CompressionController):
@@ -195,6 +242,9 @@ class GstController(CompressionController):
   A layer leaves circulant form the first step the target sparsity reaches
   s_shift * (1 - 1/B); from then on it is group-pruned (BxB groups) and stays
   so even if the target later steps back below that threshold.
+  `reward_reference` is the return the clock's pause band is measured from
+  (the random policy's; None: the first return observed), see
+  `schedules.RewardAwareClock`.
   """
 
   def __init__(self, layers: Sequence[layers_lib.CompressibleLinear],
@@ -202,9 +252,9 @@ class GstController(CompressionController):
                s_final: float = 0.9, begin_step: int = 0,
                end_step: int = 100_000, reward_window: int = 5,
                reward_delta: float = 0.1, step_back: float = 0.05,
-               patience: int = 3, granularity: str = 'block',
-               update_every: int = 100, dense_params: int = 0,
-               name: str = 'gst'):
+               patience: int = 3, reward_reference: Optional[float] = None,
+               granularity: str = 'block', update_every: int = 100,
+               dense_params: int = 0, name: str = 'gst'):
     circulant.check_block_size(block_size)
     if not 0.0 < s_shift <= 1.0:
       raise ValueError(f's_shift must be in (0, 1], got {s_shift!r}')
@@ -212,7 +262,7 @@ class GstController(CompressionController):
     self._s_shift = s_shift
     self.clock = schedules.RewardAwareClock(
         schedules.CubicSchedule(s_init, s_final, begin_step, end_step),
-        reward_window, reward_delta, step_back, patience)
+        reward_window, reward_delta, step_back, patience, reward_reference)
     for layer in self.layers:
       layer.to_circulant(block_size)
 

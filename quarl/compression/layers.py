@@ -120,8 +120,14 @@ class CompressibleLinear(snt.Linear):
   def to_sparse(self, sparsity: float, granularity: str = 'block') -> float:
     """(Re)builds the mask from current weights, applies it; returns shift."""
     self._require_built()
-    self.mask.assign(masks.make_mask(self.w.numpy(), sparsity,
-                                     self.block_size, granularity))
+    return self.set_mask(masks.make_mask(self.w.numpy(), sparsity,
+                                         self.block_size, granularity))
+
+  def set_mask(self, mask) -> float:
+    """Enters the sparse phase with a mask built elsewhere (e.g. by TFMOT's
+    pruning); returns the weight shift of applying it."""
+    self._require_built()
+    self.mask.assign(tf.cast(mask, self.mask.dtype))
     self._phase.assign(PHASES.index(SPARSE))
     return self._constrain_now()
 

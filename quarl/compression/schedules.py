@@ -4,16 +4,31 @@ The cubic schedule (Zhu & Gupta 2017, "To prune, or not to prune") prunes fast
 early and slowly near the end:
     s(t) = s_f + (s_i - s_f) * (1 - (t - t0) / n)^3,  t clipped to [t0, t0 + n].
 
-GST does not feed it the learner step but its own clock, which only ticks
-while evaluation return holds (see `RewardAwareClock`).
+This is TF Model Optimization's `PolynomialDecay` with power 3, which the
+iterative-pruning baseline uses itself. GST does not feed it the learner step
+but its own clock, which only ticks while evaluation return holds (see
+`RewardAwareClock`).
 """
 import dataclasses
 import math
+from typing import Optional
 
 import numpy as np
 import tensorflow as tf
 
 from quarl.compression import masks
+
+
+def check_ramp(s_init: float, s_final: float, begin_step: int,
+               end_step: int) -> None:
+  """The checks every s_init -> s_final ramp over [begin, end] needs."""
+  masks.check_sparsity(s_init, 's_init')
+  masks.check_sparsity(s_final, 's_final')
+  if s_final < s_init:
+    raise ValueError(f's_final ({s_final}) must be >= s_init ({s_init})')
+  if end_step <= begin_step:
+    raise ValueError(f'end_step ({end_step}) must be > begin_step '
+                     f'({begin_step})')
 
 
 @dataclasses.dataclass(frozen=True)
@@ -25,14 +40,7 @@ class CubicSchedule:
   end_step: int = 100_000
 
   def __post_init__(self):
-    masks.check_sparsity(self.s_init, 's_init')
-    masks.check_sparsity(self.s_final, 's_final')
-    if self.s_final < self.s_init:
-      raise ValueError(
-          f's_final ({self.s_final}) must be >= s_init ({self.s_init})')
-    if self.end_step <= self.begin_step:
-      raise ValueError(f'end_step ({self.end_step}) must be > begin_step '
-                       f'({self.begin_step})')
+    check_ramp(self.s_init, self.s_final, self.begin_step, self.end_step)
 
   def __call__(self, step) -> float:
     span = self.end_step - self.begin_step
@@ -58,9 +66,9 @@ class RewardAwareClock(tf.Module):
   * `observe(value)` records an evaluation return. The moving average of the
     last `window` returns (fewer until `window` have arrived) is compared with
     the best moving average seen so far. It is *below* when it falls more than
-    `delta * |best|` under the best (delta is relative: 0.1 = 10% of |best|;
-    with best = 0 any drop below 0 counts). While the latest evaluation is
-    below, the clock is paused; an evaluation that holds resumes it.
+    the band `delta * max(best - reference, |reference|)` under the best.
+    While the latest evaluation is below, the clock is paused; an evaluation
+    that holds resumes it.
   * Every `patience` consecutive evaluations below, the target steps back by
     `step_back`: the clock is moved back to the latest step whose scheduled
     target is <= current target - step_back (never before `begin_step`), so
@@ -68,10 +76,22 @@ class RewardAwareClock(tf.Module):
     regrow pruned groups, which start at zero.
   The best moving average is never reset, so a sustained drop keeps stepping
   back until the return recovers or the target reaches s_init.
+
+  Why a reference: a band relative to |best| is zero when the best return is
+  about 0 (early HalfCheetah), so any dip paused the clock. The band is a
+  fraction of what the policy has learned over a reference return, the
+  random policy's (the launcher measures it, as summary.json does); so it
+  means the same on tasks whose returns are all negative (Pendulum: random
+  -1500, trained -200). Until the learned gap exceeds |reference| the band
+  is delta * |reference|: a policy that has barely beaten chance is not held
+  to a hair-trigger. Without a reference the first return observed is used,
+  which needs no extra episodes but is a weaker floor (an untrained policy
+  may score near 0). The reference is a variable, saved with the clock.
   """
 
   def __init__(self, schedule: CubicSchedule, window: int = 5,
                delta: float = 0.1, step_back: float = 0.05, patience: int = 3,
+               reference: Optional[float] = None,
                name: str = 'reward_aware_clock'):
     super().__init__(name=name)
     if window < 1 or patience < 1:
@@ -81,6 +101,8 @@ class RewardAwareClock(tf.Module):
       raise ValueError(f'reward delta must be >= 0, got {delta}')
     if not 0 < step_back < 1:
       raise ValueError(f'step_back must be in (0, 1), got {step_back}')
+    if reference is not None and not math.isfinite(reference):
+      raise ValueError(f'reward reference must be finite, got {reference}')
     self.schedule = schedule
     self._window, self._delta = window, delta
     self._step_back, self._patience = step_back, patience
@@ -91,6 +113,10 @@ class RewardAwareClock(tf.Module):
     self._best = tf.Variable(-np.inf, dtype=tf.float64, trainable=False,
                              name='best')
     self._below = tf.Variable(0, dtype=tf.int64, trainable=False, name='below')
+    # nan until the first return when no reference is given.
+    self._reference = tf.Variable(
+        np.nan if reference is None else reference, dtype=tf.float64,
+        trainable=False, name='reference')
 
   @property
   def paused(self) -> bool:
@@ -99,6 +125,16 @@ class RewardAwareClock(tf.Module):
   @property
   def best(self) -> float:
     return float(self._best.numpy())
+
+  @property
+  def reference(self) -> float:
+    """The return the band is measured from (nan before any, if not given)."""
+    return float(self._reference.numpy())
+
+  def band(self) -> float:
+    """How far below the best the moving average may fall and still hold."""
+    reference = self.reference
+    return self._delta * max(self.best - reference, abs(reference))
 
   def sparsity(self) -> float:
     return self.schedule(int(self.tick.numpy()))
@@ -118,9 +154,11 @@ class RewardAwareClock(tf.Module):
     self._returns.scatter_nd_update(
         [[int(self._seen.numpy()) % self._window]], [float(value)])
     self._seen.assign_add(1)
+    if math.isnan(self.reference):
+      self._reference.assign(float(value))
     average = self.moving_average()
     self._best.assign(max(self.best, average))
-    if average < self.best - self._delta * abs(self.best):
+    if average < self.best - self.band():
       self._below.assign_add(1)
       if int(self._below.numpy()) % self._patience == 0:
         self._move_back()
