@@ -11,6 +11,7 @@ from typing import Any, Dict, Sequence
 from agents import AGENT_NAMES
 import agents
 from agents.compiled import COMPILE_MODES
+from launch import baselines
 from launch import hosts
 from launch.network import MODES as NETWORK_MODES
 from launch.config import ACTOR_PRECISIONS
@@ -82,6 +83,7 @@ def make_run_config(*, agent: str, env: str, actor_precision: str,
                     num_actors: int, run_dir: str, seed: int,
                     max_seconds: float, max_actor_steps, publish_period: str,
                     eval_episodes: int, launch_type: str,
+                    eval_every: int = 0,
                     learner_compile: str = 'xla', pin_cpus: bool = False,
                     network: str = 'auto',
                     eval_fp32: bool = False, publish_sparse: bool = False,
@@ -101,6 +103,8 @@ def make_run_config(*, agent: str, env: str, actor_precision: str,
   _positive('max_seconds', max_seconds)
   _positive('max_actor_steps', max_actor_steps, allow_none=True)
   _positive('eval_episodes', eval_episodes)
+  if eval_every < 0:
+    raise UsageError(f'--eval_every={eval_every} must be >= 0')
   if max_restarts < 0:
     raise UsageError(f'--max_restarts={max_restarts}: want 0 or more')
   if (launch_type == 'hosts') != bool(hosts_file):
@@ -134,11 +138,18 @@ def make_run_config(*, agent: str, env: str, actor_precision: str,
     raise UsageError(
         f'--env={env} has {kind} actions but --agent={agent} needs '
         f'{agent_class.action_kind} actions')
+  if compression.kind == 'gst' and compression.reward_reference is None:
+    # GST's pause band is measured from the random policy's return (the
+    # episodes summary.json's baseline_returns repeats at the end).
+    compression = dataclasses.replace(
+        compression, reward_reference=baselines.baseline_returns(
+            env, seed=seed)['random'])
   return RunConfig(
       agent=agent, env=env, actor_precision=actor_precision,
       num_actors=num_actors, run_dir=run_dir, seed=seed,
       max_seconds=max_seconds, max_actor_steps=max_actor_steps,
-      publish_period=period, eval_episodes=eval_episodes, eval_fp32=eval_fp32,
+      publish_period=period, eval_episodes=eval_episodes,
+      eval_every=eval_every, eval_fp32=eval_fp32,
       publish_sparse=publish_sparse,
       launch_type=launch_type, learner_compile=learner_compile,
       pin_cpus=pin_cpus, network=network, hosts_file=hosts_file,

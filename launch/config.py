@@ -48,6 +48,9 @@ class CompressionConfig:
   reward_delta: float = 0.1
   step_back: float = 0.05
   patience: int = 3
+  # GST's pause band is measured from this return (quarl RewardAwareClock);
+  # None: the launcher measures the random policy's (launch/baselines.py).
+  reward_reference: Optional[float] = None
   granularity: str = 'block'
   update_every: int = 100
   # compression.csv gets a row every `log_every` learner steps.
@@ -72,6 +75,8 @@ class RunConfig:
   max_actor_steps: Optional[int] = None
   publish_period: PublishPeriod = PublishPeriod(5.0, 'seconds')
   eval_episodes: int = 1
+  # Evaluate every N learner steps (0: every 10 wall-clock seconds).
+  eval_every: int = 0
   # Also evaluate the fp32 TF policy next to the quantized one (reward parity).
   eval_fp32: bool = False
   # Publish zero-heavy (GST/pruned) policies in TFLite's sparse format.

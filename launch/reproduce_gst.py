@@ -18,10 +18,12 @@ from launch import analysis
 from launch import run_dir as run_dir_lib
 from launch import sweep
 
-# name -> launch.train compression flags.
+# name -> launch.train compression flags. Pruning groups match the GST arm
+# they are compared with: 'prune' (4x4) against B=4, 'prune_B2' against B=2.
 METHODS = {
     'dense': ['--compression=none'],
     'prune': ['--compression=prune', '--gst_block_size=4'],
+    'prune_B2': ['--compression=prune', '--gst_block_size=2'],
     'gst_B2_s0.25': ['--compression=gst', '--gst_block_size=2',
                      '--gst_s_shift=0.25'],
     'gst_B2_s1.0': ['--compression=gst', '--gst_block_size=2',

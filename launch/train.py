@@ -54,6 +54,10 @@ _RESUME = flags.DEFINE_bool(
     'epoch. Budgets (--max_seconds, --max_actor_steps) count the whole run.')
 _EVAL_EPISODES = flags.DEFINE_integer('eval_episodes', 3,
                                       'Episodes per evaluation.')
+_EVAL_EVERY = flags.DEFINE_integer(
+    'eval_every', 0, 'Evaluate every N learner steps (the evaluator waits '
+    'for the learner), so GST\'s reward-aware clock sees returns at the same '
+    'learner steps on any machine; 0: every 10 wall-clock seconds.')
 _EVAL_FP32 = flags.DEFINE_bool(
     'eval_fp32', False, 'Also evaluate the learner\'s fp32 policy next to the '
     'quantized one (evaluator.csv fp32_return): reward parity.')
@@ -121,7 +125,8 @@ _REWARD_WINDOW = flags.DEFINE_integer(
     'reward_window', 5, 'GST: evaluations in the return moving average.')
 _REWARD_DELTA = flags.DEFINE_float(
     'reward_delta', 0.1, 'GST: pause the clock when the moving average falls '
-    'more than this fraction of |best| below its best.')
+    'below its best by more than this fraction of (best - random policy\'s '
+    'return), or of |random return| while the policy has learned less.')
 _STEP_BACK = flags.DEFINE_float(
     'reward_step_back', 0.05, 'GST: sparsity given back on a sustained drop.')
 _PATIENCE = flags.DEFINE_integer(
@@ -153,7 +158,8 @@ def config_from_flags():
       seed=_SEED.value, max_seconds=_MAX_SECONDS.value,
       max_actor_steps=_MAX_ACTOR_STEPS.value,
       publish_period=_PUBLISH_PERIOD.value,
-      eval_episodes=_EVAL_EPISODES.value, eval_fp32=_EVAL_FP32.value,
+      eval_episodes=_EVAL_EPISODES.value, eval_every=_EVAL_EVERY.value,
+      eval_fp32=_EVAL_FP32.value,
       publish_sparse=_PUBLISH_SPARSE.value,
       launch_type=_LAUNCH_TYPE.value, learner_compile=_LEARNER_COMPILE.value,
       pin_cpus=_PIN_CPUS.value, network=_NETWORK.value,

@@ -17,6 +17,9 @@ from launch.nodes import common
 from quarl import envs
 
 EVAL_PERIOD_S = 10.0
+# How often a waiting evaluator reads the counter (the learner adds its steps
+# there about once a second).
+POLL_S = 0.25
 
 
 class EvaluatorNode:
@@ -48,6 +51,30 @@ class EvaluatorNode:
       return True
     return bool(config.max_actor_steps and
                 counts.get('actor_steps', 0) >= config.max_actor_steps)
+
+  def _wait_for_next_evaluation(self, counts) -> bool:
+    """Waits until the next evaluation is due; False if a stop comes first.
+
+    With --eval_every=N it is due when the counter's learner_steps reaches
+    the next multiple of N after `counts` (the last evaluation's), so GST's
+    reward-aware clock sees returns at the same learner steps on any machine;
+    otherwise EVAL_PERIOD_S seconds from now. A spent budget ends the wait at
+    once (the final evaluation).
+    """
+    every = self._config.eval_every
+    if every:
+      next_step = (counts.get('learner_steps', 0) // every + 1) * every
+    deadline = time.time() + EVAL_PERIOD_S
+    while True:
+      counts = self._counter.get_counts()
+      if every:
+        due = counts.get('learner_steps', 0) >= next_step
+      else:
+        due = time.time() >= deadline
+      if due or self._budget_spent(counts):
+        return True
+      if stop.requested(POLL_S):
+        return False
 
   def run(self) -> None:
     common.guarded('evaluator', self._config, self._run)
@@ -94,8 +121,5 @@ class EvaluatorNode:
       if self._budget_spent(counts):
         stop.request(config.run_dir, stop.BUDGET_SPENT)
         return
-      deadline = time.time() + EVAL_PERIOD_S
-      while time.time() < deadline and not self._budget_spent(
-          counter.get_counts()):
-        if stop.requested(1.0):
-          return
+      if not self._wait_for_next_evaluation(counts):
+        return

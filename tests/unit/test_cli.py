@@ -23,6 +23,7 @@ def _train(*args, cwd=None):
     (['--actor_precision=int4'],
      'choose from: fp32_tf, fp32, fp16, dynamic_int8, int8'),
     (['--num_actors=0'], '--num_actors=0 must be > 0'),
+    (['--eval_every=-1'], '--eval_every=-1 must be >= 0'),
     (['--env=gym:CartPole-v1'], 'has discrete actions but --agent=d4pg'),
 ])
 def test_bad_flags_exit_2_with_one_line(tmp_path, args, message):
