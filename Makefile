@@ -9,7 +9,7 @@ PY := $(VENV)/bin/python
 export MUJOCO_GL := disable
 export TF_CPP_MIN_LOG_LEVEL := 2
 
-.PHONY: demo test test-unit test-integration bazel-test benchmark clean-venv
+.PHONY: demo demo-multihost test test-unit test-integration bazel-test benchmark clean-venv
 
 $(VENV)/.installed: requirements/lock.txt setup.py
 	@test -n "$(PYTHON310)" || { echo "Python 3.10 not found (dm-launchpad has no wheels past 3.10); install it with pyenv: pyenv install 3.10.13"; exit 2; }
@@ -23,6 +23,17 @@ demo: $(VENV)/.installed
 	$(PY) -m launch.train --agent=d4pg --env=gym:Pendulum-v1 \
 	  --actor_precision=int8 --num_actors=2 --max_seconds=180 \
 	  --run_dir=runs/demo --overwrite
+
+# Three network namespaces on this machine stand in for three hosts: learner,
+# replay, counter, quantizer and evaluator on h1, one actor each on h2 and h3.
+demo-multihost: $(VENV)/.installed
+	mkdir -p runs
+	tools/netns_cluster.sh up 3 --hosts-file runs/demo_multihost_hosts.yaml
+	trap 'tools/netns_cluster.sh down' EXIT; \
+	$(PY) -m launch.train --agent=d4pg --env=gym:Pendulum-v1 \
+	  --actor_precision=int8 --num_actors=2 --max_seconds=180 \
+	  --launch_type=hosts --hosts=runs/demo_multihost_hosts.yaml \
+	  --run_dir=runs/demo_multihost --overwrite
 
 test: $(VENV)/.installed
 	$(PY) -m pytest -q tests

@@ -38,7 +38,7 @@ class _HostPort(lp_address.AbstractAddressBuilder):
   CLUSTER_SPEC builder does on Vertex AI)."""
 
   def __init__(self, host: str, port: int):
-    self._address = f'{host}:{port}'
+    self._address = f'[{host}]:{port}' if ':' in host else f'{host}:{port}'
 
   def build(self) -> str:
     return self._address

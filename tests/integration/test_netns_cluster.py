@@ -5,10 +5,13 @@ the host namespace (and so the network beyond it) out, leave the host's own
 interfaces alone, and leave nothing behind after `down`.
 """
 import errno
+import json
 import os
+import signal
 import socket
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -117,3 +120,42 @@ def test_down_leaves_nothing(cluster):
     assert not _namespaces()
     assert not _blackhole()
     assert _host_links() == links
+
+
+def test_program_across_three_hosts_learns_and_restarts_an_actor(
+    cluster, tmp_path):
+  """launch_type=hosts: every node in its namespace, found through
+  Launchpad's address binding; an actor killed on h2 is restarted there."""
+  hosts_file, _ = cluster
+  run_dir = tmp_path / 'run'
+  env = dict(os.environ, MUJOCO_GL='disable', TF_CPP_MIN_LOG_LEVEL='2')
+  launcher = subprocess.Popen(
+      [sys.executable, '-m', 'launch.train', '--agent=d4pg',
+       '--env=gym:Pendulum-v1', '--actor_precision=int8', '--num_actors=2',
+       '--max_seconds=90', '--launch_type=hosts', f'--hosts={hosts_file}',
+       f'--run_dir={run_dir}'], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+      stderr=subprocess.STDOUT, text=True)
+  try:
+    evaluations = run_dir / 'evaluator.csv'
+    actor = run_dir / 'node_cpu' / 'actor_0.json'
+    deadline = time.time() + 240
+    while time.time() < deadline and not (
+        actor.exists() and evaluations.exists() and
+        len(evaluations.read_text().splitlines()) >= 3):
+      time.sleep(1)
+    os.kill(json.loads(actor.read_text())['pid'], signal.SIGKILL)
+    output, _ = launcher.communicate(timeout=300)
+  finally:
+    if launcher.poll() is None:
+      launcher.kill()
+  assert launcher.returncode == 0, output[-3000:]
+  summary = json.loads((run_dir / 'summary.json').read_text())
+  assert summary['status'] == 'completed' and summary['network'] == 'hosts'
+  assert summary['hosts']['learner'] == 'h1'
+  assert {summary['hosts']['actor_0'], summary['hosts']['actor_1']} == {
+      'h2', 'h3'}
+  assert len(set(summary['hosts'].values())) == 3
+  assert summary['restarts_by_node'] == {'actor_0': 1}
+  baselines = summary['baseline_returns']
+  best_baseline = max(baselines['random'], baselines['zero_action'])
+  assert summary['best_return'] > best_baseline + 0.25 * abs(best_baseline)

@@ -93,3 +93,38 @@ def test_help_lists_the_documented_flags():
         assert f'--{flag}:' in result.stdout, flag
     for boolean in ('overwrite', 'resume'):  # absl shows --[no]name.
         assert f'--[no]{boolean}:' in result.stdout, boolean
+
+
+_HOSTS = '''hosts:
+  h1: {address: 10.213.0.1, prefix: "ip netns exec quarl-h1"}
+  h2: {address: ADDRESS2}
+groups: {replay: h1, counter: h1, learner: h1, quantizer: h1, GROUPS}
+'''
+
+
+@pytest.mark.parametrize('address2, groups, message', [
+    ('10.213.0.2', 'evaluator: h1, actor: h2, ingest: h1',
+     "unknown group 'ingest'"),
+    ('10.213.0.2', 'evaluator: h1', "group 'actor'"),
+    ('10.213.0.1', 'evaluator: h1, actor: h2', "duplicate address"),
+])
+def test_bad_hosts_files_exit_2_with_nothing_started(tmp_path, address2,
+                                                     groups, message):
+    hosts_file = tmp_path / 'hosts.yaml'
+    hosts_file.write_text(_HOSTS.replace('ADDRESS2', address2)
+                          .replace('GROUPS', groups))
+    run_dir = tmp_path / 'run'
+    result = _train(f'--run_dir={run_dir}', '--launch_type=hosts',
+                    f'--hosts={hosts_file}')
+    assert result.returncode == 2, result.stderr
+    error_lines = [l for l in result.stderr.splitlines()
+                   if l.startswith('train: error:')]
+    assert len(error_lines) == 1 and message in error_lines[0], result.stderr
+    assert not run_dir.exists()
+
+
+def test_hosts_flag_and_launch_type_go_together(tmp_path):
+    for args in (['--launch_type=hosts'], ['--hosts=hosts.yaml']):
+        result = _train(f'--run_dir={tmp_path / "run"}', *args)
+        assert result.returncode == 2, result.stderr
+        assert '--hosts=FILE goes with --launch_type=hosts' in result.stderr
