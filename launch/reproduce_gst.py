@@ -42,19 +42,21 @@ _MAX_ACTOR_STEPS = flags.DEFINE_integer('max_actor_steps', 40_000,
                                         'Env-step budget per run.')
 _MAX_SECONDS = flags.DEFINE_float('max_seconds', 600.0,
                                   'Wall-clock safety cap per run.')
-_SEED = flags.DEFINE_integer('seed', 0, 'Same seed for every method.')
+_SEEDS = flags.DEFINE_list('seeds', ['0'], 'Seeds; every method runs each.')
 _SPARSITY_FINAL = flags.DEFINE_float('sparsity_final', 0.9, 'Final target.')
 _BEGIN = flags.DEFINE_integer('prune_begin_step', 1000, 'Schedule start.')
 _END = flags.DEFINE_integer('prune_end_step', 6000, 'Schedule end.')
 _EXTRA = flags.DEFINE_list('train_args', [], 'Extra launch.train flags.')
 
-FIELDS = ('env', 'method', 'average_cr', 'final_cr', 'final_network_cr',
-          'final_return', 'best_return', 'final_vs_dense', 'best_vs_dense',
-          'learner_steps', 'status')
+FIELDS = ('env', 'method', 'seed', 'average_cr', 'final_cr',
+          'final_network_cr', 'final_return', 'best_return',
+          'dense_final_return', 'final_vs_dense', 'best_vs_dense',
+          'actor_steps', 'learner_steps', 'status')
 
 
-def _run_dir(out_dir, env, method):
-  return os.path.join(out_dir, 'runs', env.replace(':', '_'), method)
+def _run_dir(out_dir, env, method, seed):
+  return os.path.join(out_dir, 'runs', env.replace(':', '_'), method,
+                      f'seed_{seed}')
 
 
 def cr_curve(run_dir: str) -> List[Tuple[float, float]]:
@@ -70,38 +72,47 @@ def relative(value, dense):
   return value / dense
 
 
-def compare_env(out_dir, env, methods) -> Tuple[List[Dict], Dict, Dict]:
-  summaries = {m: analysis.load_json_if_exists(
-      os.path.join(_run_dir(out_dir, env, m), 'summary.json'))
-               for m in methods}
-  dense = summaries.get('dense') or {}
+def compare_env(out_dir, env, methods, seeds) -> Tuple[List[Dict], Dict,
+                                                      Dict]:
+  """Rows per (method, seed) against the dense run of the same seed; curves
+  of the first seed."""
   rows, cr_curves, return_curves = [], {}, {}
-  for method, summary in summaries.items():
-    if not summary:
-      continue
-    run_dir = _run_dir(out_dir, env, method)
-    cr_curves[method] = cr_curve(run_dir)
-    return_curves[method] = analysis.load_curve(run_dir)
-    rows.append(dict(
-        env=env, method=method, average_cr=summary.get('average_cr'),
-        final_cr=summary.get('final_cr'),
-        final_network_cr=summary.get('final_network_cr'),
-        final_return=summary['final_return'],
-        best_return=summary['best_return'],
-        final_vs_dense=relative(summary['final_return'],
-                                dense.get('final_return')),
-        best_vs_dense=relative(summary['best_return'],
-                               dense.get('best_return')),
-        learner_steps=summary['learner_steps'], status=summary['status']))
+  for seed in seeds:
+    summaries = {m: analysis.load_json_if_exists(
+        os.path.join(_run_dir(out_dir, env, m, seed), 'summary.json'))
+                 for m in methods}
+    dense = summaries.get('dense') or {}
+    for method, summary in summaries.items():
+      if not summary:
+        continue
+      run_dir = _run_dir(out_dir, env, method, seed)
+      if seed == seeds[0]:
+        cr_curves[method] = cr_curve(run_dir)
+        return_curves[method] = analysis.load_curve(run_dir)
+      rows.append(dict(
+          env=env, method=method, seed=seed,
+          average_cr=summary.get('average_cr'),
+          final_cr=summary.get('final_cr'),
+          final_network_cr=summary.get('final_network_cr'),
+          final_return=summary['final_return'],
+          best_return=summary['best_return'],
+          dense_final_return=dense.get('final_return'),
+          final_vs_dense=relative(summary['final_return'],
+                                  dense.get('final_return')),
+          best_vs_dense=relative(summary['best_return'],
+                                 dense.get('best_return')),
+          actor_steps=summary['actor_steps'],
+          learner_steps=summary['learner_steps'], status=summary['status']))
   return rows, cr_curves, return_curves
 
 
-def write_results(out_dir, envs, methods) -> List[Dict]:
+def write_results(out_dir, envs, methods, seeds) -> List[Dict]:
   plots = os.path.join(out_dir, 'plots')
   os.makedirs(plots, exist_ok=True)
   all_rows = []
   for env in envs:
-    rows, cr_curves, return_curves = compare_env(out_dir, env, methods)
+    rows, cr_curves, return_curves = compare_env(out_dir, env, methods,
+                                                 seeds)
     all_rows += rows
     name = env.replace(':', '_')
     analysis.plot_series(cr_curves, 'learner step', 'compressed-layer CR',
@@ -114,10 +125,10 @@ def write_results(out_dir, envs, methods) -> List[Dict]:
     writer.writeheader()
     writer.writerows(all_rows)
   table = analysis.markdown_table(
-      ('env', 'method', 'average CR', 'final CR', 'final CR (network)',
-       'final return', 'best return', 'final / dense', 'best / dense',
-       'learner steps'),
-      [(r['env'], r['method'], analysis.fmt(r['average_cr']),
+      ('env', 'method', 'seed', 'average CR', 'final CR',
+       'final CR (network)', 'final return', 'best return', 'final / dense',
+       'best / dense', 'learner steps'),
+      [(r['env'], r['method'], r['seed'], analysis.fmt(r['average_cr']),
         analysis.fmt(r['final_cr']), analysis.fmt(r['final_network_cr']),
         analysis.fmt(r['final_return'], 4), analysis.fmt(r['best_return'], 4),
         analysis.fmt(r['final_vs_dense']), analysis.fmt(r['best_vs_dense']),
@@ -143,18 +154,20 @@ def main(argv):
     sys.exit(f'reproduce_gst: unknown methods {unknown}; '
              f'choose from {", ".join(METHODS)}')
   commands, run_dirs = [], []
-  for env in envs:
-    for method in _METHODS.value:
-      commands.append([
-          '--agent=td3', f'--env={env}', '--actor_precision=int8',
-          '--num_actors=1', f'--max_actor_steps={_MAX_ACTOR_STEPS.value}',
-          f'--max_seconds={_MAX_SECONDS.value}', f'--seed={_SEED.value}',
-          f'--sparsity_final={_SPARSITY_FINAL.value}',
-          f'--prune_begin_step={_BEGIN.value}',
-          f'--prune_end_step={_END.value}', *METHODS[method], *_EXTRA.value])
-      run_dirs.append(_run_dir(_OUT.value, env, method))
+  for seed in _SEEDS.value:
+    for env in envs:
+      for method in _METHODS.value:
+        commands.append([
+            '--agent=td3', f'--env={env}', '--actor_precision=int8',
+            '--num_actors=1', f'--max_actor_steps={_MAX_ACTOR_STEPS.value}',
+            f'--max_seconds={_MAX_SECONDS.value}', f'--seed={seed}',
+            f'--sparsity_final={_SPARSITY_FINAL.value}',
+            f'--prune_begin_step={_BEGIN.value}',
+            f'--prune_end_step={_END.value}', *METHODS[method],
+            *_EXTRA.value])
+        run_dirs.append(_run_dir(_OUT.value, env, method, seed))
   sweep.run_all(commands, run_dirs)
-  write_results(_OUT.value, envs, _METHODS.value)
+  write_results(_OUT.value, envs, _METHODS.value, _SEEDS.value)
   with open(os.path.join(_OUT.value, 'results.md')) as handle:
     print(handle.read())
 

@@ -1,6 +1,7 @@
 """Runs launch.train once per configuration, one after another, with
 progress (run i of N, elapsed, ETA). Each run is its own process: Launchpad
 keeps global launch state, so programs are not launched twice in one."""
+import json
 import os
 import subprocess
 import sys
@@ -14,8 +15,8 @@ def run_all(commands: Sequence[List[str]], run_dirs: Sequence[str],
             log=print) -> List[int]:
   """Runs `python -m launch.train <args>` for each entry; returns exit codes.
 
-  A run whose summary.json already exists is skipped, so an interrupted
-  sweep resumes where it stopped.
+  A completed run is skipped and an interrupted one continues (--resume),
+  so a sweep stopped midway picks up where it stopped.
   """
   codes = []
   start = time.time()
@@ -26,20 +27,32 @@ def run_all(commands: Sequence[List[str]], run_dirs: Sequence[str],
     log(f'[sweep] run {index + 1}/{len(commands)}: {run_dir}  elapsed '
         f'{elapsed / 60:.1f} min' + (f', ETA {eta / 60:.1f} min' if eta
                                      else ''))
-    if os.path.exists(os.path.join(run_dir, 'summary.json')):
+    status = _status(run_dir)
+    if status == 'completed':
       log('[sweep]   already done, skipped')
       codes.append(0)
       continue
+    resume = status is not None or os.path.isdir(
+        os.path.join(run_dir, 'checkpoints', 'learner'))
     executed += 1
     os.makedirs(os.path.dirname(run_dir), exist_ok=True)
     with open(os.path.join(os.path.dirname(run_dir),
-                           os.path.basename(run_dir) + '.log'), 'w') as out:
+                           os.path.basename(run_dir) + '.log'), 'a') as out:
       process = subprocess.run(
           [sys.executable, '-m', 'launch.train', *args,
-           f'--run_dir={run_dir}', '--overwrite'],
+           f'--run_dir={run_dir}', '--resume' if resume else '--overwrite'],
           cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, check=False)
     codes.append(process.returncode)
     if process.returncode:
       log(f'[sweep]   exit code {process.returncode}; see {run_dir}.log')
   log(f'[sweep] done in {(time.time() - start) / 60:.1f} min')
   return codes
+
+
+def _status(run_dir: str):
+  """The run's summary status, or None before it has one."""
+  path = os.path.join(run_dir, 'summary.json')
+  if not os.path.exists(path):
+    return None
+  with open(path) as handle:
+    return json.load(handle).get('status')
