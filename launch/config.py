@@ -40,6 +40,8 @@ class CompressionConfig:
   kind: str = 'none'
   block_size: int = 4
   s_shift: float = 1.0
+  # GST block-size ladder (quarl.compression.controller.TRANSFORMS) or none.
+  transform: str = 'none'
   s_init: float = 0.0
   s_final: float = 0.9
   begin_step: int = 0

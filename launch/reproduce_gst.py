@@ -32,6 +32,15 @@ METHODS = {
                      '--gst_s_shift=0.25'],
     'gst_B4_s1.0': ['--compression=gst', '--gst_block_size=4',
                     '--gst_s_shift=1.0'],
+    # The block-size transforms (docs/architecture.md), from B=4.
+    'gst_proj_s0.25': ['--compression=gst', '--gst_block_size=4',
+                       '--gst_s_shift=0.25', '--gst_transform=projection'],
+    'gst_b4f_b2_s0.25': ['--compression=gst', '--gst_block_size=4',
+                         '--gst_s_shift=0.25',
+                         '--gst_transform=b4_friendly_b2'],
+    'gst_b4f_b4_s0.25': ['--compression=gst', '--gst_block_size=4',
+                         '--gst_s_shift=0.25',
+                         '--gst_transform=b4_friendly_b4'],
 }
 
 _OUT = flags.DEFINE_string('out_dir', 'runs/reproduce_gst', 'Output dir.')

@@ -113,6 +113,12 @@ _GST_BLOCK_SIZE = flags.DEFINE_integer(
 _GST_S_SHIFT = flags.DEFINE_float(
     'gst_s_shift', 1.0, 'Hand over from circulant to pruned when the target '
     'sparsity reaches S_shift * (1 - 1/B); in (0, 1].')
+_GST_TRANSFORM = flags.DEFINE_string(
+    'gst_transform', 'none', 'GST block-size transform (B=4): projection '
+    '(B4 -> B2 at the S_shift point, 2x2 pruning from CR 0.5), '
+    'b4_friendly_b2 (B4 -> block4-friendly B2, 4x4 pruning from CR 0.81), '
+    'b4_friendly_b4 (block4-friendly B2 -> B4, lossless; 4x4 pruning from '
+    'CR 0.75), or none (circulant -> pruning at the S_shift point).')
 _SPARSITY_INIT = flags.DEFINE_float('sparsity_init', 0.0,
                                     'Target sparsity at the schedule start.')
 _SPARSITY_FINAL = flags.DEFINE_float('sparsity_final', 0.9,
@@ -147,7 +153,8 @@ def config_from_flags():
       q_layers=_layers_or_none('q_layers', _Q_LAYERS.value))
   compression = CompressionConfig(
       kind=_COMPRESSION.value, block_size=_GST_BLOCK_SIZE.value,
-      s_shift=_GST_S_SHIFT.value, s_init=_SPARSITY_INIT.value,
+      s_shift=_GST_S_SHIFT.value, transform=_GST_TRANSFORM.value,
+      s_init=_SPARSITY_INIT.value,
       s_final=_SPARSITY_FINAL.value, begin_step=_PRUNE_BEGIN.value,
       end_step=_PRUNE_END.value, reward_window=_REWARD_WINDOW.value,
       reward_delta=_REWARD_DELTA.value, step_back=_STEP_BACK.value,

@@ -26,6 +26,7 @@ import inspect
 from typing import Optional, Sequence
 
 import tensorflow as tf
+from absl import logging
 import tensorflow_model_optimization as tfmot
 from tensorflow_model_optimization.python.core.sparsity.keras import pruning_impl
 
@@ -236,6 +237,19 @@ class IterativePruningController(CompressionController):
     return begin + (min(step, self.schedule.end_step) - begin) // every * every
 
 
+# Block-size transforms in GST's life cycle (docs/architecture.md, "Block-
+# size transforms"): name -> (start pattern, the rung the layer moves to at
+# the S_shift point, pruning group size). Patterns are (B, block4-friendly).
+# The layer hands over to group pruning once the target reaches the rung's
+# CR, so CR never falls to S_shift * CR_circulant at the hand-over.
+TRANSFORMS = {
+    'projection': ((4, False), (2, False), 2),
+    'b4_friendly_b2': ((4, False), (2, True), 4),
+    'b4_friendly_b4': ((2, True), (4, False), 4),
+}
+TRANSFORM_NAMES = ('none',) + tuple(TRANSFORMS)
+
+
 class GstController(CompressionController):
   """GST: block-circulant from step 0, reward-aware hand-over to group pruning.
 
@@ -245,6 +259,11 @@ class GstController(CompressionController):
   `reward_reference` is the return the clock's pause band is measured from
   (the random policy's; None: the first return observed), see
   `schedules.RewardAwareClock`.
+
+  With a `transform` (B=4 only; TRANSFORMS), a layer starts in the ladder's
+  start pattern, moves to its rung at the S_shift point (the transform's
+  weight shift is measured and reported), and hands over to pruning in the
+  ladder's group size once the target reaches the rung's CR.
   """
 
   def __init__(self, layers: Sequence[layers_lib.CompressibleLinear],
@@ -253,18 +272,34 @@ class GstController(CompressionController):
                end_step: int = 100_000, reward_window: int = 5,
                reward_delta: float = 0.1, step_back: float = 0.05,
                patience: int = 3, reward_reference: Optional[float] = None,
-               granularity: str = 'block', update_every: int = 100,
-               dense_params: int = 0, name: str = 'gst'):
+               transform: str = 'none', granularity: str = 'block',
+               update_every: int = 100, dense_params: int = 0,
+               name: str = 'gst'):
     circulant.check_block_size(block_size)
     if not 0.0 < s_shift <= 1.0:
       raise ValueError(f's_shift must be in (0, 1], got {s_shift!r}')
+    if transform not in TRANSFORM_NAMES:
+      raise ValueError(f'GST transform must be one of {TRANSFORM_NAMES}, '
+                       f'got {transform!r}')
+    if transform != 'none' and block_size != 4:
+      raise ValueError(f'GST transform {transform} moves between B=4 and B=2 '
+                       f'forms: it needs block size 4, got {block_size}')
     super().__init__(layers, granularity, update_every, dense_params, name)
     self._s_shift = s_shift
+    self._ladder = TRANSFORMS.get(transform)
     self.clock = schedules.RewardAwareClock(
         schedules.CubicSchedule(s_init, s_final, begin_step, end_step),
         reward_window, reward_delta, step_back, patience, reward_reference)
+    self.transforms = tf.Variable(0, dtype=tf.int64, trainable=False,
+                                  name='transforms')
+    self.last_transform_shift = tf.Variable(
+        0.0, dtype=tf.float64, trainable=False, name='last_transform_shift')
+    start_block, start_friendly = (self._ladder[0] if self._ladder
+                                   else (block_size, False))
     for layer in self.layers:
-      layer.to_circulant(block_size)
+      layer.to_circulant(4 if start_friendly else start_block)
+      if start_friendly:
+        layer.set_block_size(start_block, friendly=True)
 
   def target_sparsity(self) -> float:
     return self.clock.sparsity()
@@ -281,12 +316,33 @@ class GstController(CompressionController):
     self.clock.advance(steps)
 
   def _starts_pruning(self, layer, target: float) -> bool:
-    circulant_cr = circulant.circulant_compression(layer.block_size)
-    return target >= self._s_shift * circulant_cr - _TOLERANCE
+    if self._ladder is None:
+      return target >= self._s_shift * layer.pattern_cr - _TOLERANCE
+    _, (rung_block, rung_friendly), group = self._ladder
+    on_rung = (layer.block_size, layer.friendly) == (rung_block,
+                                                     rung_friendly)
+    if not on_rung:
+      if target >= self._s_shift * layer.pattern_cr - _TOLERANCE:
+        self._transform(layer, rung_block, rung_friendly)
+      return False
+    if target < layer.pattern_cr - _TOLERANCE:
+      return False
+    layer.set_block_size(group)  # Lossless: every rung is a form of B=group.
+    return True
+
+  def _transform(self, layer, block_size: int, friendly: bool) -> None:
+    shift = layer.set_block_size(block_size, friendly=friendly)
+    self.transforms.assign_add(1)
+    self.last_transform_shift.assign(shift)
+    logging.info('GST transform of %s to B=%d%s at step %d: weight shift %.4f',
+                 layer.name, block_size, ' (block4-friendly)' if friendly
+                 else '', int(self.learner_step.numpy()), shift)
 
   def report(self) -> dict:
     row = super().report()
     row['clock_paused'] = self.clock.paused
+    row['transforms'] = int(self.transforms.numpy())
+    row['last_transform_shift'] = float(self.last_transform_shift.numpy())
     return row
 
 

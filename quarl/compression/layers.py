@@ -87,6 +87,13 @@ class CompressibleLinear(snt.Linear):
   def friendly(self) -> bool:
     return _PATTERN_KEYS[int(self._pattern.numpy())][1]
 
+  @property
+  def pattern_cr(self) -> float:
+    """Nominal CR of the current block pattern held circulant (1 - 1/B;
+    3 numbers per 4x4 group in the block4-friendly form)."""
+    pattern = _PATTERNS[int(self._pattern.numpy())]
+    return 1.0 - pattern.num_tied / pattern.size**2
+
   def apply_constraint(self) -> None:
     """Re-imposes the current phase's structure on `w`; tf.function-safe."""
     self.w.assign(tf.switch_case(self._phase.read_value(), [
