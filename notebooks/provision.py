@@ -74,14 +74,23 @@ def _is_python310(python):
     return False
 
 
+def _check(command):
+  """Runs `command`; a failure raises with what it printed (which a kernel
+  may not show: a child's output goes to the kernel's own streams)."""
+  result = subprocess.run(command, capture_output=True, text=True,
+                          env=child_env())
+  if result.returncode:
+    raise RuntimeError(f'`{" ".join(command)}` exited {result.returncode}:\n'
+                       f'{result.stdout[-2000:]}{result.stderr[-3000:]}')
+
+
 def _uv():
   """A uv command, installing uv into the kernel's environment if needed."""
   if shutil.which('uv'):
     return ['uv']
   if importlib.util.find_spec('uv') is None:
     print('installing uv (to fetch a Python 3.10) ...', flush=True)
-    subprocess.run([sys.executable, '-m', 'pip', 'install', '-q', 'uv'],
-                   check=True)
+    _check([sys.executable, '-m', 'pip', 'install', '-q', 'uv'])
   return [sys.executable, '-m', 'uv']
 
 
@@ -103,8 +112,7 @@ def find_python310():
   python = _uv_find()
   if not (python and _is_python310(python)):
     print('no usable Python 3.10 here; installing one with uv ...', flush=True)
-    subprocess.run(_uv() + ['python', 'install', '3.10'], check=True,
-                   env=child_env())
+    _check(_uv() + ['python', 'install', '3.10'])
     python = _uv_find('--python-preference', 'only-managed')
   if not (python and _is_python310(python)):
     raise RuntimeError('found no Python 3.10 that can create a venv; set '

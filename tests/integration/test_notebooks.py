@@ -94,9 +94,8 @@ def test_notebooks_exist():
 
 
 @pytest.mark.parametrize('module, flags', [
-    ('launch.figures.quantization', ['--out=x', '--timing_s=0']),
-    ('launch.figures.gst', ['--out=x', '--block_size=3']),
-    ('launch.figures.gst', ['--train_steps=many']),
+    ('launch.figures.quantization', ['--out=x', '--timing_s=soon']),  # absl
+    ('launch.figures.gst', ['--out=x', '--block_size=3']),  # the module's
 ])
 def test_figures_reject_bad_flags_in_one_line(module, flags):
     result = run_module(module, *flags, timeout=120)
