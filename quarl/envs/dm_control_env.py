@@ -14,8 +14,9 @@ def known_targets() -> List[str]:
   return [f'{domain}:{task}' for domain, task in suite.ALL_TASKS]
 
 
-def load(target: str, seed: int) -> dm_env.Environment:
+def load(target: str, seed: int, training: bool) -> dm_env.Environment:
   """Loads 'DOMAIN:TASK' with the task's randomness seeded by `seed`."""
+  del training  # The same environment for training and evaluation.
   from dm_control import suite  # pylint: disable=g-import-not-at-top
   domain, task = target.split(':')
   with quiet.quiet_mujoco_compile():

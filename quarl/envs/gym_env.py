@@ -17,8 +17,9 @@ def known_targets() -> List[str]:
   return list(quiet.import_gym().envs.registry)
 
 
-def load(env_id: str, seed: int) -> dm_env.Environment:
+def load(env_id: str, seed: int, training: bool) -> dm_env.Environment:
   """Makes gym env `env_id`; `seed` fixes the whole run's randomness."""
+  del training  # The same environment for training and evaluation.
   gym = quiet.import_gym()
   with quiet.quiet_mujoco_compile():
     environment = gym.make(env_id)

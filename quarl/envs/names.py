@@ -1,4 +1,4 @@
-"""Environment names: `dm_control:DOMAIN:TASK` or `gym:ID`.
+"""Environment names: `dm_control:DOMAIN:TASK`, `gym:ID` or `ale:GAME`.
 
 One string names an environment everywhere (flags, config.json, run dirs), so
 a typo should fail fast, before any node of a distributed program starts, and
@@ -9,6 +9,7 @@ from typing import Callable, Dict, List, NamedTuple, Tuple
 
 import dm_env
 
+from quarl.envs import atari_env
 from quarl.envs import dm_control_env
 from quarl.envs import gym_env
 
@@ -18,13 +19,15 @@ _MAX_SUGGESTIONS = 5
 class Scheme(NamedTuple):
   usage: str
   known_targets: Callable[[], List[str]]
-  load: Callable[[str, int], dm_env.Environment]
+  # (target, seed, training) -> environment.
+  load: Callable[[str, int, bool], dm_env.Environment]
 
 
 SCHEMES: Dict[str, Scheme] = {
     'dm_control': Scheme('dm_control:DOMAIN:TASK', dm_control_env.known_targets,
                          dm_control_env.load),
     'gym': Scheme('gym:ID', gym_env.known_targets, gym_env.load),
+    'ale': Scheme('ale:GAME', atari_env.known_targets, atari_env.load),
 }
 
 

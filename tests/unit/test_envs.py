@@ -197,7 +197,8 @@ def test_known_names_validate(name):
     ('dm_control:cartpol:balance', 'dm_control:cartpole:balance'),
     ('dm_control:cartpole', 'dm_control:cartpole:balance'),
     ('gymnasium:Pendulum-v1', 'gym:Pendulum-v1'),
-    ('atari:Pong', None),
+    ('atari:Pong', 'ale:Pong'),
+    ('dm_control:nothing_like_it', None),
 ])
 def test_unknown_names_explain_themselves(name, suggestion):
     with pytest.raises(EnvironmentNameError) as raised:
