@@ -1,8 +1,8 @@
 """GST compression: block-circulant maths, masks, schedules, controllers, CR.
 
 A learner owns ordinary dense kernels; a controller from `make_controller`
-re-imposes structure on its `CompressibleLinear` layers after every optimizer
-step (`controller.after_optimizer_step(learner_step)`).
+re-imposes structure on its `CompressibleLinear` and `CompressibleConv2D`
+layers after every optimizer step (`controller.after_optimizer_step(learner_step)`).
 """
 from quarl.compression.circulant import circulant_compression
 from quarl.compression.circulant import expand
@@ -13,11 +13,14 @@ from quarl.compression.controller import GstController
 from quarl.compression.controller import IterativePruningController
 from quarl.compression.controller import NoCompression
 from quarl.compression.controller import make_controller
+from quarl.compression.layers import CompressibleConv2D
+from quarl.compression.layers import CompressibleKernel
 from quarl.compression.layers import CompressibleLinear
 from quarl.compression.layers import CompressibleMLP
 from quarl.compression.layers import dense_param_count
 from quarl.compression.layers import make_compressible_mlp
 from quarl.compression.masks import make_mask
+from quarl.compression.nature_cnn import NatureCNNTorso
 from quarl.compression.schedules import CubicSchedule
 from quarl.compression.schedules import RewardAwareClock
 from quarl.compression.transforms import b2_to_b4
@@ -26,8 +29,9 @@ from quarl.compression.transforms import to_friendly_b2
 from quarl.compression.transforms import weight_shift
 
 __all__ = [
-    'CompressibleLinear', 'CompressibleMLP', 'CompressionController',
-    'CubicSchedule', 'GstController', 'IterativePruningController',
+    'CompressibleConv2D', 'CompressibleKernel', 'CompressibleLinear',
+    'CompressibleMLP', 'CompressionController', 'CubicSchedule',
+    'GstController', 'IterativePruningController', 'NatureCNNTorso',
     'NoCompression', 'RewardAwareClock', 'b2_to_b4', 'b4_to_b2',
     'circulant_compression', 'dense_param_count', 'expand',
     'make_compressible_mlp', 'make_controller', 'make_mask', 'project',

@@ -226,7 +226,8 @@ class IterativePruningController(CompressionController):
         pruning_schedule=self.schedule, block_size=self._pooled_block,
         block_pooling_type='AVG')
     for layer in self.layers:
-      _, mask = pruning._maybe_update_block_mask(layer.w)  # pylint: disable=protected-access
+      # The matrix view: TFMOT pools 2-D kernels only (a conv's is 4-D).
+      _, mask = pruning._maybe_update_block_mask(layer.kernel_matrix())  # pylint: disable=protected-access
       layer.set_mask(mask)
 
   def _last_pruning_step(self, step: int) -> int:

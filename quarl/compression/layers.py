@@ -1,4 +1,5 @@
-"""A drop-in `snt.Linear` that carries its own compression constraint.
+"""Drop-in `snt.Linear` / `snt.Conv2D` that carry their own compression
+constraint.
 
 The dense kernel `w` stays the single source of truth. Compression is a
 constraint re-imposed after every optimizer step (projected gradient descent):
@@ -10,6 +11,12 @@ All compression state (phase, block pattern, mask) lives in non-trainable
 tf.Variables on the layer, so tf.train.Checkpoint saves and restores it and
 the in-graph constraint picks its branch from variable values (changing phase
 never retraces).
+
+Structure is defined on a 2-D *matrix view* of the kernel, so the circulant
+maths, masks and TFMOT's block pooling serve every layer type unchanged: a
+dense kernel [in, out] is its own view; a conv kernel [kh, kw, in, out] is
+viewed as [in, kh * kw * out], whose BxB groups are (input, output) channel
+blocks of one spatial tap as long as out is a multiple of every B.
 """
 from typing import Iterable, Optional, Sequence
 
@@ -19,7 +26,10 @@ import tensorflow as tf
 
 from quarl.compression import circulant
 from quarl.compression import masks
+from quarl.compression import sonnet_compat
 from quarl.compression import transforms
+
+sonnet_compat.repair_conv()
 
 DENSE, CIRCULANT, SPARSE = 'dense', 'circulant', 'sparse'
 PHASES = (DENSE, CIRCULANT, SPARSE)
@@ -38,27 +48,34 @@ def _tie_pattern(key) -> circulant.TiePattern:
 _PATTERNS = tuple(_tie_pattern(key) for key in _PATTERN_KEYS)
 
 
-class CompressibleLinear(snt.Linear):
-  """snt.Linear whose kernel can be held block-circulant or masked sparse.
+class CompressibleKernel:
+  """A Sonnet layer's kernel `w` held block-circulant or masked sparse.
 
-  Starts dense with block size 4. Variables are created on the first call,
-  exactly as for snt.Linear; phase changes requested earlier are honoured
-  then (the initial kernel is projected at build time). Besides the trainable
-  `w`/`b`, `.variables` holds three non-trainable ones (phase, pattern, mask).
+  Mixed in before the Sonnet layer. Starts dense with block size 4.
+  Variables are created on the first call, exactly as for the Sonnet layer;
+  phase changes requested earlier are honoured then (the initial kernel is
+  projected at build time). Besides the trainable `w`/`b`, `.variables`
+  holds three non-trainable ones (phase, pattern, mask).
   """
 
-  def __init__(self,
-               output_size: int,
-               with_bias: bool = True,
-               w_init: Optional[snt.initializers.Initializer] = None,
-               b_init: Optional[snt.initializers.Initializer] = None,
-               name: Optional[str] = None):
-    super().__init__(output_size, with_bias=with_bias, w_init=w_init,
-                     b_init=b_init, name=name)
+  def __init__(self, *args, **kwargs):
+    super().__init__(*args, **kwargs)
     self._phase = tf.Variable(PHASES.index(DENSE), trainable=False,
                               name='phase')
     self._pattern = tf.Variable(_PATTERN_KEYS.index((4, False)),
                                 trainable=False, name='pattern')
+
+  def _to_matrix(self, kernel):
+    """The kernel's matrix view (a dense layer's kernel is its own)."""
+    return kernel
+
+  def _from_matrix(self, matrix):
+    """Inverse of `_to_matrix`."""
+    return matrix
+
+  def kernel_matrix(self) -> tf.Tensor:
+    """`w` as the 2-D matrix whose BxB groups the layer compresses."""
+    return self._to_matrix(self.w.read_value())
 
   @snt.once
   def _initialize(self, inputs: tf.Tensor):
@@ -98,13 +115,14 @@ class CompressibleLinear(snt.Linear):
     """Re-imposes the current phase's structure on `w`; tf.function-safe."""
     self.w.assign(tf.switch_case(self._phase.read_value(), [
         self.w.read_value,
-        self._circulant_kernel,
+        lambda: self._from_matrix(self._circulant_matrix()),
         lambda: self.w * self.mask,
     ]))
 
-  def _circulant_kernel(self) -> tf.Tensor:
+  def _circulant_matrix(self) -> tf.Tensor:
     return tf.switch_case(self._pattern.read_value(), [
-        lambda pattern=pattern: circulant.project_dense(self.w, pattern)
+        lambda pattern=pattern: circulant.project_dense(self.kernel_matrix(),
+                                                        pattern)
         for pattern in _PATTERNS
     ])
 
@@ -127,14 +145,19 @@ class CompressibleLinear(snt.Linear):
   def to_sparse(self, sparsity: float, granularity: str = 'block') -> float:
     """(Re)builds the mask from current weights, applies it; returns shift."""
     self._require_built()
-    return self.set_mask(masks.make_mask(self.w.numpy(), sparsity,
-                                         self.block_size, granularity))
+    return self.set_mask(masks.make_mask(self.kernel_matrix().numpy(),
+                                         sparsity, self.block_size,
+                                         granularity))
 
   def set_mask(self, mask) -> float:
     """Enters the sparse phase with a mask built elsewhere (e.g. by TFMOT's
-    pruning); returns the weight shift of applying it."""
+    pruning), shaped as the kernel or as its matrix view; returns the weight
+    shift of applying it."""
     self._require_built()
-    self.mask.assign(tf.cast(mask, self.mask.dtype))
+    mask = tf.cast(mask, self.mask.dtype)
+    if mask.shape != self.mask.shape:
+      mask = self._from_matrix(mask)
+    self.mask.assign(mask)
     self._phase.assign(PHASES.index(SPARSE))
     return self._constrain_now()
 
@@ -150,8 +173,9 @@ class CompressibleLinear(snt.Linear):
   def stored_params_tensor(self) -> tf.Tensor:
     """`stored_params` as an int64 tensor, so controllers account in-graph."""
     self._require_built()
+    matrix_shape = self.kernel_matrix().shape
     circulant_counts = tf.constant(
-        [circulant.stored_count(self.w.shape, p) for p in _PATTERNS], tf.int64)
+        [circulant.stored_count(matrix_shape, p) for p in _PATTERNS], tf.int64)
     return tf.switch_case(self._phase.read_value(), [
         lambda: tf.constant(self.num_params(), tf.int64),
         lambda: tf.gather(circulant_counts, self._pattern),
@@ -182,6 +206,47 @@ class CompressibleLinear(snt.Linear):
                        'acme.tf.utils.create_variables) before compressing it')
 
 
+class CompressibleLinear(CompressibleKernel, snt.Linear):
+  """snt.Linear whose kernel [in, out] can be held block-circulant or sparse."""
+
+  def __init__(self,
+               output_size: int,
+               with_bias: bool = True,
+               w_init: Optional[snt.initializers.Initializer] = None,
+               b_init: Optional[snt.initializers.Initializer] = None,
+               name: Optional[str] = None):
+    super().__init__(output_size, with_bias=with_bias, w_init=w_init,
+                     b_init=b_init, name=name)
+
+
+class CompressibleConv2D(CompressibleKernel, snt.Conv2D):
+  """snt.Conv2D whose kernel is compressed tap by tap.
+
+  For every spatial tap the [in, out] channel matrix is held block-circulant
+  over BxB (input, output) channel blocks, or group-pruned over the same
+  blocks (one global budget over all taps). Output channels must be a
+  multiple of every block size (8) so no block straddles two taps.
+  Arguments are snt.Conv2D's.
+  """
+
+  def __init__(self, output_channels: int, kernel_shape, **kwargs):
+    block = max(circulant.BLOCK_SIZES)
+    if output_channels % block:
+      raise ValueError(f'a compressible conv needs output channels in '
+                       f'multiples of {block}, got {output_channels}')
+    super().__init__(output_channels, kernel_shape, **kwargs)
+
+  def _to_matrix(self, kernel):
+    height, width, inputs, outputs = kernel.shape
+    return tf.reshape(tf.transpose(kernel, [2, 0, 1, 3]),
+                      [inputs, height * width * outputs])
+
+  def _from_matrix(self, matrix):
+    height, width, inputs, outputs = self.w.shape
+    return tf.transpose(tf.reshape(matrix, [inputs, height, width, outputs]),
+                        [1, 2, 0, 3])
+
+
 class CompressibleMLP(snt.Module):
   """Linear layers with an activation between them, like snt.nets.MLP."""
 
@@ -194,7 +259,7 @@ class CompressibleMLP(snt.Module):
 
   @property
   def compressible_layers(self) -> list:
-    return [l for l in self.layers if isinstance(l, CompressibleLinear)]
+    return [l for l in self.layers if isinstance(l, CompressibleKernel)]
 
   def __call__(self, inputs: tf.Tensor) -> tf.Tensor:
     outputs = inputs
@@ -234,7 +299,7 @@ def make_compressible_mlp(output_sizes: Sequence[int],
 
 
 def dense_param_count(modules: Iterable[snt.Module],
-                      layers: Iterable[CompressibleLinear]) -> int:
+                      layers: Iterable[CompressibleKernel]) -> int:
   """Trainable parameters of `modules` outside the compressible kernels.
 
   This is what a controller needs (`dense_params`) to report whole-network CR.
