@@ -3,10 +3,12 @@ r"""Actor inference speed: stock TF fp32 vs TFLite fp32/fp16/dyn-int8/int8.
 One run, side by side, batch 1, one thread, for ActorQ's policy sizes: the
 model actors run (D4PG's exported policy), with a ReLU and with Acme's
 LayerNorm torso, plus a GST policy 90% pruned in 4x4 groups as dense and as
-sparse int8. Not a test: it prints a table (and writes
-benchmarks/results/actor_inference.csv).
+sparse int8; and DQN's Nature-CNN Q-network on real Atari frames. Not a
+test: it prints a table (and writes benchmarks/results/actor_inference.csv).
 
   python -m benchmarks.actor_inference [--obs_size=24 --action_size=6]
+  python -m benchmarks.actor_inference --sizes= \
+      --out=benchmarks/results/actor_inference_nature_cnn.csv  # CNN only
 """
 import csv
 import os
@@ -20,14 +22,20 @@ from absl import flags
 from acme import specs
 
 from agents.d4pg import networks
+from launch.nodes.quantizer import rollout_observations
 from quarl import compression
+from quarl import envs
 from quarl import quantization
 from quarl.actors import LiteRTPolicy
 
-_SIZES = flags.DEFINE_string('sizes', '256,2048', 'Hidden widths (3 layers).')
+_SIZES = flags.DEFINE_string('sizes', '256,2048',
+                             'Hidden widths (3 layers); empty: no MLP rows.')
 _OBS = flags.DEFINE_integer('obs_size', 24, 'Observation size.')
 _ACT = flags.DEFINE_integer('action_size', 6, 'Action size.')
 _SECONDS = flags.DEFINE_float('seconds', 2.0, 'Timing budget per cell.')
+_CNN_ENV = flags.DEFINE_string(
+    'cnn_env', 'ale:Breakout',
+    'Atari game whose frames feed the Nature-CNN rows; empty: no CNN rows.')
 _OUT = flags.DEFINE_string('out', 'benchmarks/results/actor_inference.csv',
                            'CSV of the table.')
 
@@ -69,16 +77,53 @@ def measure(width: int, obs: int, act: int, seconds: float,
       tf.TensorSpec([1, obs], tf.float32)])
   rows = [(width, 'fp32_tf', _time_us(
       lambda o: tf_call(o[None]).numpy(), observations, seconds), None, 0.0)]
-  for precision in quantization.PRECISIONS:
-    model = quantization.convert_policy(policy, policy.variables, obs,
-                                        precision, observations[:300],
-                                        observations[300:])
-    runner = LiteRTPolicy(model.model_bytes, num_threads=1)
-    rows.append((width, precision, _time_us(runner, observations, seconds),
-                 len(model.model_bytes), model.max_abs_err))
+  rows += _litert_rows(width, policy, observations[:300], observations[300:],
+                       observations, seconds)
   if not layer_norm:
     rows += _pruned_rows(policy, width, obs, observations, seconds)
   return rows
+
+
+def _litert_rows(label: str, policy, calibration: np.ndarray,
+                 held: np.ndarray, inputs: np.ndarray, seconds: float):
+  """`policy` converted at every TFLite precision (calibrated on flat
+  float32 `calibration`), timed in LiteRT on `inputs` as actors pass them."""
+  rows = []
+  for precision in quantization.PRECISIONS:
+    model = quantization.convert_policy(policy, policy.variables,
+                                        calibration.shape[1], precision,
+                                        calibration, held)
+    runner = LiteRTPolicy(model.model_bytes, num_threads=1)
+    rows.append((label, precision, _time_us(runner, inputs, seconds),
+                 len(model.model_bytes), model.max_abs_err))
+  return rows
+
+
+def measure_nature_cnn(env_name: str, seconds: float):
+  """Rows for DQN's Nature CNN (NatureCNNTorso + dense head) on real frames.
+
+  fp32_tf is the stock actor's call: a tf.function on a uint8 frame stack;
+  LiteRT models take the same frames (flattened to their one float input)
+  and are int8-calibrated on frames of a random-action rollout. Weights are
+  fresh (speed and bytes do not depend on them): int8 fidelity on a net
+  fitted to frames is tests/unit/test_nature_cnn_int8.py's check.
+  """
+  environment = envs.make_environment(env_name, 0)
+  frames = rollout_observations(environment, 400, np.random.default_rng(0))
+  shape = environment.observation_spec().shape
+  pixels = frames.reshape((-1,) + shape).astype(np.uint8)
+  num_actions = environment.action_spec().num_values
+  tf.random.set_seed(0)
+  network = snt.Sequential([compression.NatureCNNTorso(shape),
+                            snt.Linear(num_actions)])
+  network(pixels[:1])
+  tf_call = tf.function(network, input_signature=[
+      tf.TensorSpec((1,) + shape, tf.uint8)])
+  label = f'Nature CNN ({env_name})'
+  rows = [(label, 'fp32_tf', _time_us(
+      lambda o: tf_call(o[None]).numpy(), pixels, seconds), None, 0.0)]
+  return rows + _litert_rows(label, network, frames[:300], frames[300:],
+                             pixels, seconds)
 
 
 def _pruned_rows(policy, width: str, obs: int, observations: np.ndarray,
@@ -120,10 +165,12 @@ def main(argv):
   del argv
   tf.config.threading.set_intra_op_parallelism_threads(1)
   rows = []
-  for width in (int(w) for w in _SIZES.value.split(',')):
+  for width in (int(w) for w in _SIZES.value.split(',') if w):
     for layer_norm in (False, True):
       rows += measure(width, _OBS.value, _ACT.value, _SECONDS.value,
                       layer_norm)
+  if _CNN_ENV.value:
+    rows += measure_nature_cnn(_CNN_ENV.value, _SECONDS.value)
   print(format_table(rows))
   os.makedirs(os.path.dirname(_OUT.value) or '.', exist_ok=True)
   with open(_OUT.value, 'w', newline='') as handle:
