@@ -127,7 +127,7 @@ def test_masks_hold_through_real_adam_steps(kind, knobs):
   ctl = controller.make_controller(kind, [conv], **knobs)
   optimizer = snt.optimizers.Adam(1e-2)
 
-  @tf.function
+  @tf.function(jit_compile=True)  # As learners compile their step.
   def train_step():
     with tf.GradientTape() as tape:
       loss = tf.reduce_mean(tf.square(model(x) - y))
