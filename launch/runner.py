@@ -175,8 +175,8 @@ def run(config: RunConfig, show_progress: bool = True,
     reporter.stop()
   _remove_if_empty(os.path.join(config.run_dir, 'tmp'))
   status = outcome.status
-  if status == 'completed' and not _budget_reached(config):
-    status = 'interrupted'
+  if status != 'failed':  # However the stop came, the budget decides.
+    status = 'completed' if _budget_reached(config) else 'interrupted'
   extra = {'status_detail': outcome.detail} if outcome.detail else {}
   extra.update(network=('hosts' if config.launch_type == 'hosts'
                         else network.current()),

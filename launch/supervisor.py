@@ -10,6 +10,7 @@ evaluator or quantizer that dies (up to `max_restarts` each), stop the run
 when a replay, counter or learner dies, and stop in two waves (launch/stop.py).
 """
 import dataclasses
+import functools
 import os
 import signal
 import subprocess
@@ -31,6 +32,7 @@ SERVICE_GROUPS = ('replay', 'counter')
 WAVE_TIMEOUT_S = 45.0
 POLL_S = 0.2
 RESTARTS_LOG_PREFIX = '--- '
+LP_STOP_REASON = 'lp.stop()'
 
 
 class _HostPort(lp_address.AbstractAddressBuilder):
@@ -87,10 +89,14 @@ class Outcome:
 def _bind_and_build(program: lp.Program, plan: hosts_lib.HostsPlan,
                     run_dir: str, node_env: Dict[str, str]) -> List[_Node]:
   """Launchpad's launch preparation, with our addresses and commands."""
+  # A node's lp.stop() becomes a stop request: Launchpad's own stopper
+  # signals the launcher's pid, which on another host is some other process.
+  stopper = functools.partial(stop.request, run_dir, LP_STOP_REASON)
   for nodes in program.groups.values():
     for node in nodes:
-      node._initialize_context(  # pylint: disable=protected-access
-          context.LaunchType.LOCAL_MULTI_PROCESSING, launch_config=None)
+      node._launch_context.initialize(  # pylint: disable=protected-access
+          context.LaunchType.LOCAL_MULTI_PROCESSING, None,
+          program_stopper=stopper)
   for label, nodes in program.groups.items():
     for node in nodes:
       for handle in node.input_handles:
@@ -104,8 +110,9 @@ def _bind_and_build(program: lp.Program, plan: hosts_lib.HostsPlan,
   os.makedirs(log_dir, exist_ok=True)
   built = []
   # The serialized program lands in run_dir/tmp: storage every host sees.
-  default_tmp, tempfile.tempdir = tempfile.tempdir, os.path.join(run_dir,
-                                                                 'tmp')
+  shared_tmp = os.path.join(run_dir, 'tmp')
+  os.makedirs(shared_tmp, exist_ok=True)
+  default_tmp, tempfile.tempdir = tempfile.tempdir, shared_tmp
   try:
     for label, nodes in program.groups.items():
       commands = nodes[0].to_executables(nodes, label, nodes[0].launch_context)

@@ -1,0 +1,86 @@
+"""launch/supervisor.py on tiny real Launchpad programs (no RL): lp.stop()
+becomes a stop request, stops come in two waves, a dying restartable node is
+restarted up to --max_restarts and then fails the run."""
+import os
+import sys
+import time
+
+import cloudpickle
+import launchpad as lp
+
+from launch import hosts
+from launch import stop
+from launch import supervisor
+
+# Child processes unpickle these functions by value (tests/ is not a
+# package they can import).
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+
+def _stamp(run_dir, name):
+  with open(os.path.join(run_dir, f'{name}.exited'), 'w') as handle:
+    handle.write(f'{time.time()}\n')
+
+
+def _serve(run_dir, name, service=False):
+  stop.watch(run_dir, in_process=False, service=service,
+             before_exit=lambda: _stamp(run_dir, name), grace_s=0.5)
+  while not stop.requested(0.2):
+    pass
+  time.sleep(5)  # The watcher ends the process first.
+
+
+def _call_lp_stop(run_dir):
+  stop.watch(run_dir, in_process=False, grace_s=0.5)
+  time.sleep(1)
+  lp.stop()
+  time.sleep(30)
+
+
+def _crash():
+  raise RuntimeError('actor failed on purpose')
+
+
+def _program(run_dir, last_node):
+  program = lp.Program('supervised')
+  with program.group('replay'):
+    program.add_node(lp.PyNode(_serve, run_dir, 'replay', True))
+  with program.group('learner'):
+    program.add_node(lp.PyNode(_serve, run_dir, 'learner'))
+  with program.group(last_node[0]):
+    program.add_node(lp.PyNode(*last_node[1:]))
+  return program
+
+
+def _supervise(tmp_path, last_node, max_restarts=0):
+  run_dir = str(tmp_path)
+  program = _program(run_dir, last_node)
+  groups = list(program.groups)
+  return supervisor.Supervisor(
+      program, hosts.local_plan(groups), run_dir, {}, max_restarts,
+      os.path.join(run_dir, 'node_errors.log')).run()
+
+
+def _exit_time(tmp_path, name):
+  return float((tmp_path / f'{name}.exited').read_text())
+
+
+def test_lp_stop_is_a_stop_request_and_services_stop_last(tmp_path):
+  outcome = _supervise(tmp_path, ('evaluator', _call_lp_stop, str(tmp_path)))
+  assert stop.reason(str(tmp_path)) == supervisor.LP_STOP_REASON
+  assert outcome.status == 'interrupted' and outcome.detail == ''
+  assert outcome.hosts == {'replay': 'localhost', 'learner': 'localhost',
+                           'evaluator': 'localhost'}
+  assert _exit_time(tmp_path, 'learner') <= _exit_time(tmp_path, 'replay')
+
+
+def test_dying_actor_is_restarted_then_fails_the_run(tmp_path):
+  outcome = _supervise(tmp_path, ('actor', _crash), max_restarts=2)
+  assert outcome.status == 'failed'
+  assert 'node actor_0 exited with code 1 (after 2 restarts)' in (
+      outcome.detail)
+  assert outcome.restarts['actor_0'] == 2
+  log = (tmp_path / 'node_errors.log').read_text()
+  assert 'actor_0 exited with code 1; restart 2/2' in log
+  assert (tmp_path / 'logs' / 'nodes' / 'actor_0.log').read_text().count(
+      'actor failed on purpose') == 3
