@@ -13,6 +13,7 @@ import agents
 from agents.compiled import COMPILE_MODES
 from launch import baselines
 from launch import hosts
+from launch import program
 from launch.network import MODES as NETWORK_MODES
 from launch.config import ACTOR_PRECISIONS
 from launch.config import COMPRESSION_KINDS
@@ -129,7 +130,8 @@ def make_run_config(*, agent: str, env: str, actor_precision: str,
     agent_config = dataclasses.replace(agent_config, samples_per_insert=None)
   if hosts_file:
     try:
-      hosts.load(hosts_file, program_groups(actor_precision))
+      hosts.load(hosts_file,
+                 program.node_groups(actor_precision != 'fp32_tf'))
     except hosts.HostsFileError as error:
       raise UsageError(str(error)) from error
   agent_class, _ = agents.lookup(agent)
@@ -156,9 +158,3 @@ def make_run_config(*, agent: str, env: str, actor_precision: str,
       max_restarts=max_restarts, resume=resume, agent_config=agent_config,
       compression=compression, country_iso_code=_country(country_iso_code),
       start_time=time.time())
-
-
-def program_groups(actor_precision: str):
-  """The node groups of launch/program.py's program for this precision."""
-  groups = ['replay', 'counter', 'learner', 'actor', 'evaluator']
-  return groups + ['quantizer'] if actor_precision != 'fp32_tf' else groups

@@ -16,7 +16,6 @@ import launchpad as lp
 from absl import flags
 
 from launch import baselines
-from launch import cli
 from launch import hosts
 from launch import network
 from launch import progress
@@ -89,7 +88,7 @@ def _launch_and_wait(config: RunConfig) -> supervisor.Outcome:
   errors_log = os.path.join(config.run_dir, common.NODE_ERRORS_LOG)
   if config.launch_type == 'local_mt':
     return _launch_threads(program, config)
-  groups = cli.program_groups(config.actor_precision)
+  groups = list(program.groups)
   plan = (hosts.load(config.hosts_file, groups) if config.hosts_file
           else hosts.local_plan(groups))
   return supervisor.Supervisor(

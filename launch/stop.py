@@ -92,7 +92,7 @@ def watch(run_dir: str, in_process: bool,
   def run():
     while not (stop_event.wait(0.5) or os.path.exists(trigger)):
       pass
-    if service and before_exit and not in_process:
+    if service and before_exit:
       before_exit()
     stop_event.set()
     if in_process:

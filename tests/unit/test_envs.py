@@ -226,10 +226,12 @@ def test_building_environments_prints_nothing(tmp_path):
     code = textwrap.dedent('''
         import numpy as np
         from quarl.envs import make_environment
-        for name in ('gym:HalfCheetah-v4', 'dm_control:cheetah:run'):
+        for name in ('gym:HalfCheetah-v4', 'dm_control:cheetah:run',
+                     'ale:Breakout'):
             environment = make_environment(name)
+            spec = environment.action_spec()
             environment.reset()
-            environment.step(np.zeros(6, np.float32))
+            environment.step(np.zeros(spec.shape, spec.dtype))
             environment.close()
     ''')
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
