@@ -189,7 +189,7 @@ def test_learner_from_reverb_exports_its_online_policy(replay):
   policy = bundle.networks[0]
   np.testing.assert_allclose(
       agent.model_postprocess(export(observations).numpy()),
-      policy(observations), rtol=1e-6, atol=1e-7)
+      policy(observations), rtol=1e-6, atol=1e-6)  # float32 rounding
   assert len(bundle.compressible_layers) == 3
   assert {'target_policy', 'target_critic1', 'target_critic2',
           'critic_optimizer', 'num_steps'} <= set(bundle.checkpointables)
