@@ -135,7 +135,10 @@ def make_run_config(*, agent: str, env: str, actor_precision: str,
     except hosts.HostsFileError as error:
       raise UsageError(str(error)) from error
   agent_class, _ = agents.lookup(agent)
-  kind = envs.action_kind(envs.make_environment(env, seed))
+  try:
+    kind = envs.action_kind(envs.make_environment(env, seed))
+  except envs.EnvironmentBuildError as error:
+    raise UsageError(str(error)) from error
   if kind != agent_class.action_kind:
     raise UsageError(
         f'--env={env} has {kind} actions but --agent={agent} needs '

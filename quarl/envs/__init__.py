@@ -12,10 +12,12 @@ a flat-input TFLite policy).
 from quarl.envs.factory import make_environment
 from quarl.envs.kinds import action_kind
 from quarl.envs.kinds import random_action
-from quarl.envs.names import EnvironmentNameError
+from quarl.envs.errors import EnvironmentBuildError
+from quarl.envs.errors import EnvironmentNameError
 from quarl.envs.names import validate_environment_name
 
 __all__ = [
+    'EnvironmentBuildError',
     'EnvironmentNameError',
     'action_kind',
     'make_environment',

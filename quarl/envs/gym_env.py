@@ -10,6 +10,7 @@ import dm_env
 import numpy as np
 
 from quarl.envs import quiet
+from quarl.envs.errors import EnvironmentBuildError
 
 
 def known_targets() -> List[str]:
@@ -21,8 +22,13 @@ def load(env_id: str, seed: int, training: bool) -> dm_env.Environment:
   """Makes gym env `env_id`; `seed` fixes the whole run's randomness."""
   del training  # The same environment for training and evaluation.
   gym = quiet.import_gym()
-  with quiet.quiet_mujoco_compile():
-    environment = gym.make(env_id)
+  try:
+    with quiet.quiet_mujoco_compile():
+      environment = gym.make(env_id)
+  except ValueError as error:  # MuJoCo's XML errors are ValueErrors.
+    raise EnvironmentBuildError(
+        f'gym:{env_id} cannot be built with the pinned gym and MuJoCo: '
+        f'{str(error).splitlines()[0]}') from error
   return GymEnvironment(environment, seed)
 
 

@@ -12,6 +12,7 @@ import dm_env
 from quarl.envs import atari_env
 from quarl.envs import dm_control_env
 from quarl.envs import gym_env
+from quarl.envs.errors import EnvironmentNameError
 
 _MAX_SUGGESTIONS = 5
 
@@ -29,10 +30,6 @@ SCHEMES: Dict[str, Scheme] = {
     'gym': Scheme('gym:ID', gym_env.known_targets, gym_env.load),
     'ale': Scheme('ale:GAME', atari_env.known_targets, atari_env.load),
 }
-
-
-class EnvironmentNameError(ValueError):
-  """A name no scheme knows; the one-line message lists likely fixes."""
 
 
 def parse_environment_name(name: str) -> Tuple[str, str]:
