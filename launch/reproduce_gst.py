@@ -1,10 +1,14 @@
 r"""GST reproduction: dense vs iterative pruning vs GST on TD3.
 
 Same seed and env-step budget for every method; writes results.md,
-results.csv and PNG plots (CR over learner steps; return curves).
+results.csv and PNG plots (CR over learner steps; return curves). The
+defaults are the budget docs/results.md reports (about 12 min per run on a
+2-core machine): one run per method and seed, resumed if interrupted.
 
-  python -m launch.reproduce_gst --out_dir=runs/gst             # HalfCheetah
-  python -m launch.reproduce_gst --full --max_actor_steps=1000000
+  python -m launch.reproduce_gst --out_dir=runs/gst               # HalfCheetah
+  python -m launch.reproduce_gst --out_dir=runs/gst_ant --envs=gym:Ant-v4 \
+      --max_actor_steps=100000 --prune_end_step=60000 --seeds=0
+  python -m launch.reproduce_gst --full --max_actor_steps=1000000  # + Humanoid
 """
 import csv
 import os
@@ -17,6 +21,7 @@ from absl import flags
 from launch import analysis
 from launch import run_dir as run_dir_lib
 from launch import sweep
+from quarl import envs as quarl_envs
 
 # name -> launch.train compression flags. Pruning groups match the GST arm
 # they are compared with: 'prune' (4x4) against B=4, 'prune_B2' against B=2.
@@ -46,15 +51,23 @@ METHODS = {
 _OUT = flags.DEFINE_string('out_dir', 'runs/reproduce_gst', 'Output dir.')
 _FULL = flags.DEFINE_bool('full', False, 'Also gym:Humanoid-v4.')
 _ENVS = flags.DEFINE_list('envs', ['gym:HalfCheetah-v4'], 'Environments.')
-_METHODS = flags.DEFINE_list('methods', list(METHODS), 'Methods to compare.')
-_MAX_ACTOR_STEPS = flags.DEFINE_integer('max_actor_steps', 40_000,
+_METHODS = flags.DEFINE_list(
+    'methods', ['dense', 'prune', 'gst_B4_s1.0', 'gst_b4f_b2_s0.25'],
+    f'Methods to compare, of: {", ".join(METHODS)}.')
+_MAX_ACTOR_STEPS = flags.DEFINE_integer('max_actor_steps', 150_000,
                                         'Env-step budget per run.')
-_MAX_SECONDS = flags.DEFINE_float('max_seconds', 600.0,
+_MAX_SECONDS = flags.DEFINE_float('max_seconds', 3000.0,
                                   'Wall-clock safety cap per run.')
-_SEEDS = flags.DEFINE_list('seeds', ['0'], 'Seeds; every method runs each.')
+_SEEDS = flags.DEFINE_list('seeds', ['0', '1'],
+                           'Seeds; every method runs each.')
 _SPARSITY_FINAL = flags.DEFINE_float('sparsity_final', 0.9, 'Final target.')
-_BEGIN = flags.DEFINE_integer('prune_begin_step', 1000, 'Schedule start.')
-_END = flags.DEFINE_integer('prune_end_step', 6000, 'Schedule end.')
+_BEGIN = flags.DEFINE_integer('prune_begin_step', 5000,
+                              'Schedule start (learner steps).')
+_END = flags.DEFINE_integer('prune_end_step', 90_000,
+                            'Schedule end (learner steps).')
+_EVAL_EVERY = flags.DEFINE_integer(
+    'eval_every', 5000, 'Evaluate every N learner steps: the reward-aware '
+    'clock then sees returns at the same steps on any machine.')
 _EXTRA = flags.DEFINE_list('train_args', [], 'Extra launch.train flags.')
 
 FIELDS = ('env', 'method', 'seed', 'average_cr', 'final_cr',
@@ -159,9 +172,15 @@ def main(argv):
   del argv
   envs = list(_ENVS.value) + (['gym:Humanoid-v4'] if _FULL.value else [])
   unknown = [m for m in _METHODS.value if m not in METHODS]
-  if unknown:
-    sys.exit(f'reproduce_gst: unknown methods {unknown}; '
-             f'choose from {", ".join(METHODS)}')
+  try:
+    if unknown:
+      raise ValueError(f'unknown methods {unknown}; choose from '
+                       f'{", ".join(METHODS)}')
+    for env in envs:
+      quarl_envs.validate_environment_name(env)
+  except ValueError as error:
+    print(f'reproduce_gst: error: {error}', file=sys.stderr)
+    sys.exit(2)
   commands, run_dirs = [], []
   for seed in _SEEDS.value:
     for env in envs:
@@ -172,7 +191,8 @@ def main(argv):
             f'--max_seconds={_MAX_SECONDS.value}', f'--seed={seed}',
             f'--sparsity_final={_SPARSITY_FINAL.value}',
             f'--prune_begin_step={_BEGIN.value}',
-            f'--prune_end_step={_END.value}', *METHODS[method],
+            f'--prune_end_step={_END.value}',
+            f'--eval_every={_EVAL_EVERY.value}', *METHODS[method],
             *_EXTRA.value])
         run_dirs.append(_run_dir(_OUT.value, env, method, seed))
   sweep.run_all(commands, run_dirs)

@@ -131,3 +131,21 @@ def test_hosts_flag_and_launch_type_go_together(tmp_path):
         result = _train(f'--run_dir={tmp_path / "run"}', *args)
         assert result.returncode == 2, result.stderr
         assert '--hosts=FILE goes with --launch_type=hosts' in result.stderr
+
+
+@pytest.mark.parametrize('args, message', [
+    (['--methods=dense,gst_B3'], "unknown methods ['gst_B3']; choose from"),
+    (['--envs=gym:Hoper-v4'], 'did you mean: gym:Hopper-v4'),
+])
+def test_reproduce_gst_rejects_bad_input_before_any_run(tmp_path, args,
+                                                        message):
+    out_dir = tmp_path / 'out'
+    env = dict(os.environ, MUJOCO_GL='disable', TF_CPP_MIN_LOG_LEVEL='3')
+    result = subprocess.run(
+        [sys.executable, '-m', 'launch.reproduce_gst', f'--out_dir={out_dir}',
+         *args], capture_output=True, text=True, timeout=120, env=env)
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith('reproduce_gst: error:')
+    assert message in lines[0]
+    assert not out_dir.exists()
