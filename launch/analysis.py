@@ -143,3 +143,19 @@ def plot_bars(values: Dict[str, Dict[str, Optional[float]]], ylabel: str,
   figure.tight_layout()
   figure.savefig(path, dpi=100)
   plt.close(figure)
+
+
+def circulant_plateau(run_dir: str) -> float:
+  """The highest CR a GST run held before pruning took over."""
+  return max(float(r['compressed_cr']) for r in run_dir_lib.read_csv(
+      os.path.join(run_dir, run_dir_lib.COMPRESSION_CSV))
+             if r['phase'] == 'circulant')
+
+
+def lead_bound(prune_curve: List[Tuple[float, float]],
+               plateau: float) -> float:
+  """The most average CR a GST arm can add to a pruning run on the same
+  schedule: it holds its circulant `plateau` until pruning's ramp passes it,
+  then follows the same ramp. So the schedule, not GST, caps the lead."""
+  crs = [cr for _, cr in prune_curve]
+  return sum(max(plateau, cr) - cr for cr in crs) / len(crs)

@@ -93,3 +93,18 @@ def test_emissions_at_interpolates_cumulative_rows(tmp_path):
     assert analysis.emissions_at(str(tmp_path), None) == (None, None)
     assert analysis.emissions_at(str(tmp_path / 'missing'), 10.0) == (None,
                                                                      None)
+
+
+def test_gst_lead_over_pruning_is_bounded_by_the_schedule():
+    # Pruning ramps 0 -> 0.9; a GST arm at 0.75 leads only until 0.75.
+    prune_curve = list(enumerate([0.0, 0.3, 0.6, 0.75, 0.9, 0.9]))
+    assert analysis.lead_bound(prune_curve, 0.75) == pytest.approx(
+        (0.75 + 0.45 + 0.15) / 6)
+    assert analysis.lead_bound(prune_curve, 0.0) == 0.0
+
+
+def test_circulant_plateau_ignores_the_pruned_phase(tmp_path):
+    with open(tmp_path / run_dir_lib.COMPRESSION_CSV, 'w') as handle:
+        handle.write('learner_step,phase,compressed_cr\n0,circulant,0.75\n'
+                     '100,circulant,0.8125\n200,sparse,0.9\n')
+    assert analysis.circulant_plateau(str(tmp_path)) == 0.8125
