@@ -21,6 +21,11 @@ setuptools.setup(
         'numpy==1.23.5',
         'dm-control==1.0.50',
         'gym==0.26.2',
+        # Atari (ale:GAME) with its bundled ROMs; Pillow shrinks the frames.
+        'ale-py==0.9.1',
+        'pillow',
+        # A2C/PPO losses (also pulled in by dm-acme's TF extras).
+        'trfl==1.2.0',
         'codecarbon==3.3.2',
         'ai-edge-litert==2.3.0',
         'matplotlib',

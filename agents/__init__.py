@@ -9,7 +9,7 @@ from typing import Any, Callable, Tuple, Type
 
 from agents.interface import Agent
 
-AGENT_NAMES = ('d4pg', 'dqn', 'td3')
+AGENT_NAMES = ('a2c', 'd4pg', 'dqn', 'ppo', 'td3')
 
 
 def lookup(name: str) -> Tuple[Type[Agent], Callable[..., Any]]:

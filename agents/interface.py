@@ -6,7 +6,7 @@ learner, replay tables and adder, the policy to export, and how actors explore.
 """
 import abc
 import dataclasses
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional
 
 import acme
 import numpy as np
@@ -32,14 +32,18 @@ REPLAY_TABLE = reverb_adders.DEFAULT_PRIORITY_TABLE
 CALIBRATION_TABLE = 'calibration'
 CALIBRATION_TABLE_SIZE = 2048
 DATASET_PARALLEL_CALLS = 2
+# get_variables name of the learner's step count, served beside 'policy' by
+# learners that stamp their models with it (on-policy agents: the lag).
+LEARNER_STEP = 'learner_step'
 
 
-def calibration_table(signature) -> reverb.Table:
+def calibration_table(signature,
+                      max_size: int = CALIBRATION_TABLE_SIZE) -> reverb.Table:
   return reverb.Table(
       name=CALIBRATION_TABLE,
       sampler=reverb.selectors.Uniform(),
       remover=reverb.selectors.Fifo(),
-      max_size=CALIBRATION_TABLE_SIZE,
+      max_size=max_size,
       rate_limiter=reverb.rate_limiters.MinSize(1),
       signature=signature)
 
@@ -73,6 +77,12 @@ class Agent(abc.ABC):
 
   # 'continuous' or 'discrete': checked against the environment up front.
   action_kind: str
+  # On-policy agents learn from trajectories of the acting policy (a queue,
+  # not a replay): their actors stamp the data with the learner step of the
+  # model they act with, and behaviour() takes that step's source.
+  on_policy = False
+  # Observations one calibration-table item holds (a transition: one).
+  observations_per_item = 1
 
   def __init__(self, environment_spec: specs.EnvironmentSpec, config):
     self.environment_spec = environment_spec
@@ -138,8 +148,26 @@ class Agent(abc.ABC):
         variable_source, {'policy': policy.variables},
         update_period=variable_update_period)
     variable_client.update_and_wait()
-    return _TFBehaviourActor(policy, adder, variable_client,
-                             self.behaviour(exploration, rng))
+    return TFBehaviourActor(policy, adder, variable_client,
+                            self.behaviour(exploration, rng))
+
+  def calibration_observations(self, replay_client: reverb.Client,
+                               num_observations: int
+                               ) -> Optional[np.ndarray]:
+    """At least `num_observations` flat float32 observations drawn from the
+    calibration table (with replacement), or None while it holds fewer items
+    than that takes."""
+    num_items = -(-num_observations // self.observations_per_item)
+    info = replay_client.server_info()[CALIBRATION_TABLE]
+    if info.current_size < num_items:
+      return None
+    samples = replay_client.sample(CALIBRATION_TABLE, num_samples=num_items,
+                                   emit_timesteps=False)
+    # Field 0 of a flattened transition or sequence item is its observation
+    # (one, or one per step).
+    return np.concatenate([
+        np.asarray(s.data[0], np.float32).reshape(-1, self.observation_size)
+        for s in samples])
 
   def model_postprocess(self, output: np.ndarray) -> np.ndarray:
     """The float step from the exported model's output to what the greedy
@@ -157,8 +185,9 @@ class Agent(abc.ABC):
 
   @abc.abstractmethod
   def behaviour(self, exploration: float, rng: np.random.Generator
-                ) -> Callable[[np.ndarray], np.ndarray]:
-    """Exported-model output -> action, exploring at `exploration`."""
+                ) -> Callable[[np.ndarray], Any]:
+    """Exported-model output -> action, exploring at `exploration`; or
+    (action, extras) for agents whose replay records extras beside it."""
 
   def warmup_steps(self, num_actors: int) -> int:
     """Uniform-random actions each actor takes first (0: none)."""
@@ -235,23 +264,23 @@ class DeterministicPolicyAgent(Agent):
         self.model_postprocess)
 
 
-class _TFBehaviourActor(tf_actors.FeedForwardActor):
-  """Acme's TF actor on the exported model, acting through behaviour()."""
+class TFBehaviourActor(tf_actors.FeedForwardActor):
+  """Acme's TF actor on the exported model, acting through behaviour().
+
+  A behaviour that returns (action, extras) has the extras added beside the
+  action (quarl.actors.exploration.split_decision).
+  """
 
   def __init__(self, policy, adder, variable_client, behaviour):
     super().__init__(policy, adder, variable_client)
     self._behaviour = behaviour
+    self._extras = ()
 
   def select_action(self, observation: np.ndarray) -> np.ndarray:
-    return self._behaviour(super().select_action(observation))
+    action, self._extras = exploration_lib.split_decision(
+        self._behaviour(super().select_action(observation)))
+    return action
 
-
-def observations_from_transitions(samples: Sequence) -> np.ndarray:
-  """Flat float32 observations out of Reverb transition samples.
-
-  Samples read with emit_timesteps=False hold the flattened Transition
-  (observation, action, reward, discount, next_observation, ...); our
-  environments have one flat observation array, so it is field 0.
-  """
-  return np.stack([np.asarray(s.data[0], np.float32).reshape(-1)
-                   for s in samples])
+  def observe(self, action: np.ndarray, next_timestep) -> None:
+    if self._adder:
+      self._adder.add(action, next_timestep, self._extras)

@@ -3,6 +3,7 @@
 The learner never waits on it: it pulls variables over courier on its own
 clock. Actors and the evaluator poll `get_model(known_version)`.
 """
+import functools
 import os
 import threading
 import time
@@ -69,7 +70,8 @@ class QuantizerNode:
     self._counter = counter
     self._config = config
     self._lock = threading.Lock()
-    self._latest: Optional[Tuple[int, bytes]] = None
+    # (version, model bytes, learner step of its weights).
+    self._latest: Optional[Tuple[int, bytes, int]] = None
     self._csv = run_dir_lib.CsvAppender(
         common.run_path(config, run_dir_lib.QUANTIZER_CSV),
         run_dir_lib.QUANTIZER_FIELDS)
@@ -79,28 +81,34 @@ class QuantizerNode:
 
   def get_model(self, known_version: int) -> Optional[Tuple[int, bytes]]:
     """The newest model if newer than `known_version`, else None."""
+    stamped = self.get_stamped_model(known_version)
+    return stamped and stamped[:2]
+
+  def get_stamped_model(self, known_version: int
+                        ) -> Optional[Tuple[int, bytes, int]]:
+    """get_model's reply plus the learner step the model was made at."""
     with self._lock:
       latest = self._latest
     if latest is None or latest[0] <= known_version:
       return None
     return latest
 
+  @functools.cached_property
+  def _agent(self):
+    return common.make_agent(self._config)
+
   def _calibration(self, fallback: np.ndarray):
     """(calibration, held) observations, disjoint: recent replay items if
     enough, else env rollout observations; and which source it was."""
-    info = self._replay.server_info()
-    size = info[interface.CALIBRATION_TABLE].current_size
     wanted = CALIBRATION_SAMPLES + HELD_OUT_SAMPLES
-    if size < 2 * wanted:
+    observations = self._agent.calibration_observations(self._replay,
+                                                        2 * wanted)
+    if observations is None:
       return fallback[:CALIBRATION_SAMPLES], fallback[CALIBRATION_SAMPLES:], (
           'rollout')
-    samples = self._replay.sample(interface.CALIBRATION_TABLE,
-                                  num_samples=2 * wanted,
-                                  emit_timesteps=False)
     # Uniform sampling draws with replacement (and episode ends repeat an
     # observation across items): keep each observation once, so no held
     # observation was also seen by the calibrator.
-    observations = interface.observations_from_transitions(list(samples))
     observations = np.stack(list(
         {row.tobytes(): row for row in observations}.values()))
     held = max(len(observations) - CALIBRATION_SAMPLES,
@@ -122,7 +130,7 @@ class QuantizerNode:
   def _run(self) -> None:
     config = self._config
     common.exit_after_stop(config)
-    agent = common.make_agent(config)
+    agent = self._agent
     policy = agent.export_policy()
     # Converts once, then writes each publish's weights into that model.
     publisher = quantization.PolicyPublisher(
@@ -146,7 +154,14 @@ class QuantizerNode:
 
   def _publish(self, publisher, policy, version, learner_steps,
                fallback) -> bool:
-    weights = self._learner.get_variables(['policy'])[0]
+    """`learner_steps` is the counter's; on-policy learners serve their own
+    exact step with the weights, which stamps the model (actors' lag)."""
+    if self._agent.on_policy:
+      weights, (learner_steps,) = self._learner.get_variables(
+          ['policy', interface.LEARNER_STEP])
+      learner_steps = int(learner_steps)
+    else:
+      weights = self._learner.get_variables(['policy'])[0]
     for variable, value in zip(policy.variables, weights):
       variable.assign(value)
     calibration, held, source = self._calibration(fallback)
@@ -166,7 +181,7 @@ class QuantizerNode:
       self._csv.append(dict(row, version=-1, status=f'refused: {error}'))
       return False
     with self._lock:
-      self._latest = (version, model.model_bytes)
+      self._latest = (version, model.model_bytes, learner_steps)
     self._csv.append(dict(
         row, version=version, status='published', convert_s=model.convert_s,
         model_bytes=len(model.model_bytes), max_abs_err=model.max_abs_err,

@@ -4,7 +4,7 @@ A ladder of noise levels across actors (as in Ape-X) gives the replay a mix of
 near-greedy and exploratory data; the reference ActorQ implementation meant to
 do this and gave every actor the same value.
 """
-from typing import Callable
+from typing import Any, Callable, Dict, Tuple
 
 import numpy as np
 from acme import specs
@@ -65,5 +65,34 @@ def epsilon_greedy_behaviour(epsilon: float, num_actions: int,
     if rng.random() < epsilon:
       return np.int32(rng.integers(num_actions))
     return np.int32(np.argmax(q_values))
+
+  return behave
+
+
+def split_decision(decision) -> Tuple[Any, Any]:
+  """(action, extras) of what a behaviour returned: on-policy behaviours
+  give both, the others the action alone (no extras: Acme's default)."""
+  if isinstance(decision, tuple):
+    return decision
+  return decision, ()
+
+
+def categorical_behaviour(rng: np.random.Generator,
+                          policy_step: Callable[[], int]
+                          ) -> Callable[[np.ndarray], Tuple[np.int32, Dict]]:
+  """Logits -> (action, extras) for on-policy learners: an action drawn from
+  softmax(logits), with its log-probability under the acting policy
+  (importance ratios) and the learner step that policy was made at (the
+  policy lag)."""
+
+  def behave(logits: np.ndarray) -> Tuple[np.int32, Dict]:
+    logits = np.asarray(logits, np.float64)
+    shifted = logits - logits.max()
+    log_probs = shifted - np.log(np.sum(np.exp(shifted)))
+    cumulative = np.cumsum(np.exp(log_probs))
+    action = min(int(np.searchsorted(cumulative, rng.random() *
+                                     cumulative[-1])), len(logits) - 1)
+    return np.int32(action), dict(log_prob=np.float32(log_probs[action]),
+                                  policy_step=np.int64(policy_step()))
 
   return behave

@@ -18,7 +18,8 @@ def _train(*args, cwd=None):
 
 
 @pytest.mark.parametrize('args, message', [
-    (['--agent=sac'], "--agent='sac' is not valid; choose from: d4pg, dqn, td3"),
+    (['--agent=sac'],
+     "--agent='sac' is not valid; choose from: a2c, d4pg, dqn, ppo, td3"),
     (['--env=gym:Pendulm-v1'], 'did you mean: gym:Pendulum-v1'),
     (['--actor_precision=int4'],
      'choose from: fp32_tf, fp32, fp16, dynamic_int8, int8'),

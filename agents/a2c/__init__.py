@@ -1,0 +1,5 @@
+"""A2C on pixels for ActorQ: trajectories through a Reverb queue."""
+from agents.a2c.agent import A2CAgent as AGENT_CLASS
+from agents.a2c.config import config_for_env
+
+__all__ = ['AGENT_CLASS', 'config_for_env']

@@ -1,0 +1,22 @@
+"""A2C for ActorQ: Nature-CNN actor-critic, int8 actors sample its logits."""
+import sonnet as snt
+
+from agents import onpolicy
+from agents.a2c.config import A2CConfig
+from agents.a2c.learning import ActorCriticLearner
+
+
+class A2CAgent(onpolicy.OnPolicyAgent):
+  """Synchronous advantage actor-critic (Mnih et al. 2016's A2C form):
+  each queued trajectory is used once, RMSProp as in the paper."""
+
+  config: A2CConfig
+
+  def new_learner(self, **kwargs) -> ActorCriticLearner:
+    return ActorCriticLearner(**kwargs)
+
+  def make_optimizer(self) -> snt.Optimizer:
+    config = self.config
+    return snt.optimizers.RMSProp(config.learning_rate,
+                                  decay=config.rmsprop_decay,
+                                  epsilon=config.rmsprop_epsilon)

@@ -1,0 +1,41 @@
+"""A2C hyper-parameters: one plain dataclass, filled from flags at the edge."""
+import dataclasses
+
+
+@dataclasses.dataclass
+class A2CConfig:
+  """OpenAI baselines' Atari A2C (RMSProp 7e-4, entropy 0.01, value 0.5,
+  gradient norm 0.5), sized for a 2-core machine: a batch is `batch_size`
+  trajectories of `unroll_length` steps (baselines: 16 envs x 5 steps)."""
+  unroll_length: int = 16
+  batch_size: int = 4
+  discount: float = 0.99
+  # 1: n-step returns bootstrapped at the end of each trajectory.
+  gae_lambda: float = 1.0
+  learning_rate: float = 7e-4
+  rmsprop_decay: float = 0.99
+  rmsprop_epsilon: float = 1e-5
+  entropy_cost: float = 0.01
+  value_cost: float = 0.5
+  max_gradient_norm: float = 0.5
+  # Gradient steps per batch: A2C uses each trajectory once.
+  num_epochs: int = 1
+  # Trajectories queued for the learner before actors block.
+  queue_size: int = 16
+  # Recent trajectories kept for int8 calibration (T+1 frames each).
+  calibration_size: int = 128
+
+
+# `paper` is baselines' A2C batch: 80 steps per update (here 16 x 5).
+PRESETS = {
+    'small': {},
+    'paper': dict(unroll_length=5, batch_size=16, queue_size=64),
+}
+
+
+def config_for_env(env_name: str, preset: str = 'small',
+                   **overrides) -> A2CConfig:
+  """A2CConfig: preset, then explicit overrides (flags) win. One setting
+  serves every Atari game: the learner clips rewards to [-1, 1]."""
+  del env_name
+  return A2CConfig(**{**PRESETS[preset], **overrides})

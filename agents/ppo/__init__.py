@@ -1,0 +1,5 @@
+"""PPO on pixels for ActorQ (the GST paper's PPO row, on Atari)."""
+from agents.ppo.agent import PPOAgent as AGENT_CLASS
+from agents.ppo.config import config_for_env
+
+__all__ = ['AGENT_CLASS', 'config_for_env']

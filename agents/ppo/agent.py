@@ -1,0 +1,19 @@
+"""PPO for ActorQ: A2C's agent with PPO's learner and Adam."""
+import sonnet as snt
+
+from agents import onpolicy
+from agents.ppo.config import PPOConfig
+from agents.ppo.learning import PPOLearner
+
+
+class PPOAgent(onpolicy.OnPolicyAgent):
+  """Clipped-surrogate PPO over the same queue, network and actors as A2C."""
+
+  config: PPOConfig
+
+  def new_learner(self, **kwargs) -> PPOLearner:
+    return PPOLearner(clip_epsilon=self.config.clip_epsilon, **kwargs)
+
+  def make_optimizer(self) -> snt.Optimizer:
+    return snt.optimizers.Adam(self.config.learning_rate,
+                               epsilon=self.config.adam_epsilon)

@@ -1,0 +1,47 @@
+"""PPO on ale:Breakout: the clipped surrogate on a real queue filled by the
+agent's own TF actor playing the learner's policy."""
+import numpy as np
+import pytest
+
+from agents import interface
+from agents import ppo
+from onpolicy_helpers import act
+from onpolicy_helpers import start
+
+UNROLL = 8
+BATCH = 4
+
+
+@pytest.fixture(scope='module')
+def setup():
+  agent, server, client, bundle, logger = start(
+      ppo, unroll_length=UNROLL, batch_size=BATCH, queue_size=16)
+  act(agent, bundle.learner, client, 2 * BATCH)
+  yield agent, client, bundle, logger
+  server.stop()
+
+
+def test_ratio_is_one_until_the_learner_moves(setup):
+  agent, client, bundle, logger = setup
+  before = bundle.learner.get_variables(['policy'])[0]
+  bundle.learner.step()
+  bundle.learner.step()
+  first, second = logger.rows
+  # The first batch was played by the very policy it updates: ratio 1 (up
+  # to float rounding) before its first epoch.
+  assert float(first['max_ratio_error']) < 1e-4
+  assert abs(float(first['behaviour_kl'])) < 1e-6
+  # The second was played by that same step-0 policy, one update behind.
+  assert float(second['policy_lag']) == 1.0
+  assert float(second['max_ratio_error']) > 1e-3
+  assert client.server_info()[interface.REPLAY_TABLE].current_size == 0
+  # Four epochs over each batch: four optimizer updates per learner step.
+  optimizer = bundle.checkpointables['optimizer']
+  assert int(optimizer.step.numpy()) == 2 * agent.config.num_epochs
+  after = bundle.learner.get_variables(['policy'])[0]
+  assert any(not np.array_equal(a, b) for a, b in zip(after, before))
+  assert all(np.isfinite(float(row['loss'])) for row in logger.rows)
+
+
+def test_ppo_keeps_the_a2c_torso_for_compression(setup):
+  assert len(setup[2].compressible_layers) == 3
