@@ -78,7 +78,8 @@ class AtariEnvironment(dm_env.Environment):
     # Set before construction, or every environment prints ALE's banner.
     ale_py.ALEInterface.setLoggerMode(ale_py.LoggerMode.Error)
     self._ale = ale_py.ALEInterface()
-    self._ale.setInt('random_seed', seed)
+    # ALE's seed is a C int; node seeds span the full uint32 range.
+    self._ale.setInt('random_seed', int(seed) % 2**31)
     self._ale.setFloat('repeat_action_probability', repeat_action_probability)
     self._ale.setInt('max_num_frames_per_episode', max_episode_frames)
     self._ale.loadROM(roms.get_rom_path(_game_ids()[game]))
