@@ -20,13 +20,11 @@ import sonnet as snt
 import tensorflow as tf
 from acme import datasets
 from acme.adders import reverb as reverb_adders
-from acme.tf import utils as tf2_utils
 from acme.tf import variable_utils
 
 from agents import compiled
 from agents import interface
 from agents import reverb_compat
-from agents.a2c import networks
 from quarl.actors import exploration as exploration_lib
 
 
@@ -35,13 +33,18 @@ def _no_policy_step() -> int:
 
 
 class OnPolicyAgent(interface.Agent):
-  """Discrete-action actor-critic over pixels; subclasses give the learner
-  and its optimizer. The config needs unroll_length, batch_size,
+  """Discrete-action actor-critic over pixels; subclasses give the network,
+  the learner and its optimizer. The config needs unroll_length, batch_size,
   queue_size, discount, gae_lambda, entropy_cost, value_cost,
   max_gradient_norm and calibration_size."""
 
   action_kind = 'discrete'
   on_policy = True
+
+  @abc.abstractmethod
+  def network(self) -> snt.Module:
+    """A fresh actor-critic (obs -> (logits, value)), variables created,
+    with `policy` (obs -> logits) and `torso.compressible_layers`."""
 
   @abc.abstractmethod
   def make_optimizer(self) -> snt.Optimizer:
@@ -63,13 +66,6 @@ class OnPolicyAgent(interface.Agent):
   @property
   def observations_per_item(self) -> int:
     return self.sequence_length
-
-  def network(self) -> networks.ActorCriticNetwork:
-    """A fresh network, variables created."""
-    network = networks.ActorCriticNetwork(
-        self.environment_spec.observations.shape, self.num_actions)
-    tf2_utils.create_variables(network, [self.environment_spec.observations])
-    return network
 
   def replay_tables(self) -> List[reverb.Table]:
     extras = dict(log_prob=tf.TensorSpec((), tf.float32),

@@ -1,7 +1,9 @@
 """A2C for ActorQ: Nature-CNN actor-critic, int8 actors sample its logits."""
 import sonnet as snt
+from acme.tf import utils as tf2_utils
 
 from agents import onpolicy
+from agents.a2c import networks
 from agents.a2c.config import A2CConfig
 from agents.a2c.learning import ActorCriticLearner
 
@@ -11,6 +13,12 @@ class A2CAgent(onpolicy.OnPolicyAgent):
   each queued trajectory is used once, RMSProp as in the paper."""
 
   config: A2CConfig
+
+  def network(self) -> networks.ActorCriticNetwork:
+    network = networks.ActorCriticNetwork(
+        self.environment_spec.observations.shape, self.num_actions)
+    tf2_utils.create_variables(network, [self.environment_spec.observations])
+    return network
 
   def new_learner(self, **kwargs) -> ActorCriticLearner:
     return ActorCriticLearner(**kwargs)

@@ -1,13 +1,13 @@
 """PPO for ActorQ: A2C's agent with PPO's learner and Adam."""
 import sonnet as snt
 
-from agents import onpolicy
+from agents.a2c.agent import A2CAgent
 from agents.ppo.config import PPOConfig
 from agents.ppo.learning import PPOLearner
 
 
-class PPOAgent(onpolicy.OnPolicyAgent):
-  """Clipped-surrogate PPO over the same queue, network and actors as A2C."""
+class PPOAgent(A2CAgent):
+  """Clipped-surrogate PPO over A2C's queue, network and actors."""
 
   config: PPOConfig
 
