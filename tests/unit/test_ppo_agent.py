@@ -1,5 +1,9 @@
 """PPO on ale:Breakout: the clipped surrogate on a real queue filled by the
 agent's own TF actor playing the learner's policy."""
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -45,3 +49,14 @@ def test_ratio_is_one_until_the_learner_moves(setup):
 
 def test_ppo_keeps_the_a2c_torso_for_compression(setup):
   assert len(setup[2].compressible_layers) == 3
+
+
+def test_ppo_imports_before_a2c():
+  """The launcher imports only the chosen agent's package."""
+  root = os.path.dirname(os.path.dirname(os.path.dirname(
+      os.path.abspath(__file__))))
+  result = subprocess.run(
+      [sys.executable, '-c', 'import agents; agents.lookup("ppo")'],
+      cwd=root, capture_output=True, text=True, timeout=120,
+      env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL='3'))
+  assert result.returncode == 0, result.stderr[-2000:]
