@@ -90,8 +90,9 @@ class OnPolicyAgent(interface.Agent):
   def replay_dataset(self, replay_client: reverb.Client,
                      parallel_calls: int = interface.DATASET_PARALLEL_CALLS
                      ) -> tf.data.Dataset:
-    """Batches of trajectories in queue order: one worker, no prefetch
-    beyond one batch, so the learner never holds stale data in flight."""
+    """Batches of trajectories in queue order: one worker with at most one
+    batch in flight and no prefetch, so data waits in the queue (where
+    actors see it is full) rather than in the learner."""
     del parallel_calls  # More workers would only hold more stale batches.
     return datasets.make_reverb_dataset(
         table=interface.REPLAY_TABLE,
