@@ -4,8 +4,8 @@ import dataclasses
 
 @dataclasses.dataclass
 class A2CConfig:
-  """OpenAI baselines' Atari A2C (RMSProp 7e-4, entropy 0.01, value 0.5,
-  gradient norm 0.5), sized for a 2-core machine: a batch is `batch_size`
+  """The A2C paper's Atari settings as baselines and PyTorch ports run them
+  (RMSProp 7e-4, entropy 0.01, value 0.5, gradient norm 0.5), sized for a 2-core machine: a batch is `batch_size`
   trajectories of `unroll_length` steps (baselines: 16 envs x 5 steps)."""
   unroll_length: int = 16
   batch_size: int = 4
@@ -14,7 +14,11 @@ class A2CConfig:
   gae_lambda: float = 1.0
   learning_rate: float = 7e-4
   rmsprop_decay: float = 0.99
-  rmsprop_epsilon: float = 1e-5
+  # Inside the square root (TF and Sonnet's RMSProp): 1e-10 is PyTorch's
+  # 1e-5 added outside it. TF's 1e-5 inside floors the root at 3e-3, which
+  # all but freezes a near-uniform policy (measured: entropy still log 4
+  # after 1,700 updates on Breakout).
+  rmsprop_epsilon: float = 1e-10
   entropy_cost: float = 0.01
   value_cost: float = 0.5
   max_gradient_norm: float = 0.5
