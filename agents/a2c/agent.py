@@ -10,7 +10,7 @@ from agents.a2c.learning import ActorCriticLearner
 
 class A2CAgent(onpolicy.OnPolicyAgent):
   """Synchronous advantage actor-critic (Mnih et al. 2016's A2C form):
-  each queued trajectory is used once, RMSProp as in the paper."""
+  each queued trajectory is used once."""
 
   config: A2CConfig
 
@@ -24,7 +24,5 @@ class A2CAgent(onpolicy.OnPolicyAgent):
     return ActorCriticLearner(**kwargs)
 
   def make_optimizer(self) -> snt.Optimizer:
-    config = self.config
-    return snt.optimizers.RMSProp(config.learning_rate,
-                                  decay=config.rmsprop_decay,
-                                  epsilon=config.rmsprop_epsilon)
+    return snt.optimizers.Adam(self.config.learning_rate,
+                               epsilon=self.config.adam_epsilon)
