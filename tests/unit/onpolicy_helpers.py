@@ -7,21 +7,9 @@ from acme import specs
 from acme.utils import loggers
 
 from quarl import envs
+from replay_helpers import RecordingLogger
 
 GAME = 'ale:Breakout'
-
-
-class RecordingLogger(loggers.Logger):
-  """Keeps every row the learner logs."""
-
-  def __init__(self):
-    self.rows = []
-
-  def write(self, data):
-    self.rows.append({k: np.asarray(v) for k, v in data.items()})
-
-  def close(self):
-    pass
 
 
 def start(agent_package, **overrides):

@@ -3,6 +3,7 @@ from typing import Callable
 
 import numpy as np
 import reverb
+from acme.utils import loggers
 
 
 def serve_replay(agent, environment, steps: int,
@@ -32,3 +33,17 @@ def export_with_learner_weights(agent, bundle):
     for variable, value in zip(export.variables, weights):
         variable.assign(value)
     return export
+
+
+class RecordingLogger(loggers.Logger):
+    """Keeps every row a learner logs, for tests to read back."""
+
+    def __init__(self):
+        self.rows = []
+
+    def write(self, data):
+        self.rows.append({k: np.asarray(v) for k, v in data.items()})
+
+    def close(self):
+        pass
+

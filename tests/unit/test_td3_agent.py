@@ -8,7 +8,6 @@ import sonnet as snt
 import tensorflow as tf
 from acme import specs
 from acme import types
-from acme.utils import loggers
 
 from agents import interface
 from agents.td3 import AGENT_CLASS
@@ -18,6 +17,7 @@ from agents.td3.learning import TD3Learner
 from quarl import compression
 from quarl import envs
 from replay_helpers import export_with_learner_weights
+from replay_helpers import RecordingLogger
 from replay_helpers import serve_replay
 
 BATCH = 32
@@ -27,18 +27,6 @@ SPEC = specs.EnvironmentSpec(
     rewards=specs.Array((), np.float32),
     discounts=specs.BoundedArray((), np.float32, 0.0, 1.0))
 SMALL = dict(policy_layers=(16, 16), critic_layers=(16, 16))
-
-
-class RecordingLogger(loggers.Logger):
-
-  def __init__(self):
-    self.rows = []
-
-  def write(self, data):
-    self.rows.append({k: np.asarray(v) for k, v in data.items()})
-
-  def close(self):
-    pass
 
 
 def fixed_batches():
