@@ -1,4 +1,5 @@
 """Actor node: explores with the quantized model (or stock TF for fp32_tf)."""
+import threading
 import time
 
 import acme
@@ -85,6 +86,53 @@ class _StampedModels:
     return self._steps.get(version, -1)
 
 
+class _ActorStats:
+  """The actor's rows in actors.csv: one every few seconds and a last one
+  at the stop (written once, from the loop or the stop watcher), so the CSV
+  ends with the steps and policy version the actor finished on."""
+
+  def __init__(self, config: RunConfig, actor_id: int, exploration: float,
+               split: actors.TimeSplit, refresher):
+    self._config = config
+    self._actor_id = actor_id
+    self._exploration = exploration
+    self._split = split
+    self._refresher = refresher
+    self._csv = run_dir_lib.CsvAppender(
+        common.run_path(config, run_dir_lib.ACTORS_CSV),
+        run_dir_lib.ACTORS_FIELDS)
+    self._start = self._last_report = time.time()
+    self._lock = threading.Lock()
+    self._closed = False
+    self.steps = 0
+
+  def report_every(self, period_s: float) -> None:
+    if time.time() - self._last_report >= period_s:
+      self._append()
+
+  def final(self) -> None:
+    with self._lock:
+      if self._closed:
+        return
+      self._closed = True
+    self._append()
+
+  def _append(self) -> None:
+    self._last_report = time.time()
+    split, refresher = self._split, self._refresher
+    self._csv.append(dict(
+        wall_time_s=common.wall_time_s(self._config), actor_id=self._actor_id,
+        exploration=self._exploration, steps=self.steps,
+        steps_per_s=self.steps / max(self._last_report - self._start, 1e-9),
+        mean_inference_us=split.mean_us('inference'),
+        policy_version=refresher.version if refresher else -1,
+        load_failures=refresher.load_failures if refresher else 0,
+        env_s=split.seconds['env'], inference_s=split.seconds['inference'],
+        adder_s=split.seconds['adder'],
+        refresh_s=(refresher.refresh_s if refresher
+                   else split.seconds['refresh'])))
+
+
 class ActorNode:
   """Runs episodes until stopped; appends its time split to actors.csv."""
 
@@ -95,13 +143,15 @@ class ActorNode:
     self._counter = counter
     self._config = config
     self._actor_id = actor_id
+    self._final_row = lambda: None
 
   def run(self) -> None:
     common.guarded(f'actor_{self._actor_id}', self._config, self._run)
 
   def _run(self) -> None:
     config, actor_id = self._config, self._actor_id
-    common.exit_after_stop(config)
+    # A node blocked in Reverb at the stop still writes its last row.
+    common.exit_after_stop(config, before_exit=lambda: self._final_row())
     seed = common.node_seed(config, 100 + actor_id)
     split = actors.TimeSplit()
     # Training episodes: an Atari life lost ends one (evaluation plays on).
@@ -126,27 +176,14 @@ class ActorNode:
     loop = acme.EnvironmentLoop(
         environment, actors.TimedActor(actor, split),
         counting.Counter(self._counter, 'actor'), loggers.NoOpLogger())
-    stats = run_dir_lib.CsvAppender(
-        common.run_path(config, run_dir_lib.ACTORS_CSV),
-        run_dir_lib.ACTORS_FIELDS)
-    steps, start, last_report = 0, time.time(), time.time()
+    stats = _ActorStats(config, actor_id, exploration, split, refresher)
+    self._final_row = stats.final  # The stop watcher's before-exit hook.
     while not stop.requested():
       try:
-        steps += loop.run_episode()['episode_length']
+        stats.steps += loop.run_episode()['episode_length']
       except _StopRequested:
         break
-      if time.time() - last_report >= STATS_PERIOD_S:
-        last_report = time.time()
-        stats.append(dict(
-            wall_time_s=common.wall_time_s(config), actor_id=actor_id,
-            exploration=exploration, steps=steps,
-            steps_per_s=steps / (last_report - start),
-            mean_inference_us=split.mean_us('inference'),
-            policy_version=refresher.version if refresher else -1,
-            load_failures=refresher.load_failures if refresher else 0,
-            env_s=split.seconds['env'], inference_s=split.seconds['inference'],
-            adder_s=split.seconds['adder'],
-            refresh_s=(refresher.refresh_s if refresher
-                       else split.seconds['refresh'])))
+      stats.report_every(STATS_PERIOD_S)
+    stats.final()
     if refresher:
       refresher.stop()
