@@ -1,14 +1,18 @@
-r"""GST reproduction: dense vs iterative pruning vs GST on TD3.
+r"""GST reproduction: dense vs iterative pruning vs GST, per agent.
 
 Same seed and env-step budget for every method; writes results.md,
-results.csv and PNG plots (CR over learner steps; return curves). The
-defaults are the budget docs/results.md reports (about 12 min per run on a
-2-core machine): one run per method and seed, resumed if interrupted.
+results.csv and PNG plots (CR over learner steps; return curves). Each
+agent's defaults (AGENT_DEFAULTS) are the budget docs/results.md reports:
+TD3 on HalfCheetah (about 12 min per run on a 2-core machine), A2C and PPO
+on Breakout (the paper's A2C row; PPO stands in for its Football row). One
+run per method and seed, resumed if interrupted.
 
   python -m launch.reproduce_gst --out_dir=runs/gst               # HalfCheetah
   python -m launch.reproduce_gst --out_dir=runs/gst_ant --envs=gym:Ant-v4 \
       --max_actor_steps=100000 --prune_end_step=60000 --seeds=0
   python -m launch.reproduce_gst --full --max_actor_steps=1000000  # + Humanoid
+  python -m launch.reproduce_gst --agent=a2c --out_dir=runs/gst_a2c  # Breakout
+  python -m launch.reproduce_gst --agent=ppo --out_dir=runs/gst_ppo
 """
 import csv
 import os
@@ -48,29 +52,66 @@ METHODS = {
                          '--gst_transform=b4_friendly_b4'],
 }
 
+# Per agent, the defaults of the flags below that are left unset. On-policy
+# learners consume exactly batch x unroll env steps per update (A2C 4 x 16,
+# PPO 8 x 16), so their schedules are short in learner steps.
+AGENT_DEFAULTS = {
+    'td3': dict(envs=['gym:HalfCheetah-v4'],
+                methods=['dense', 'prune', 'gst_B4_s1.0', 'gst_b4f_b2_s0.25'],
+                max_actor_steps=150_000, max_seconds=3000.0, seeds=['0', '1'],
+                prune_begin_step=5000, prune_end_step=90_000, eval_every=5000),
+    'a2c': dict(envs=['ale:Breakout'],
+                methods=['dense', 'prune_B2', 'gst_B2_s1.0'],
+                max_actor_steps=150_000, max_seconds=1500.0, seeds=['0'],
+                prune_begin_step=200, prune_end_step=1600, eval_every=100),
+    'ppo': dict(envs=['ale:Breakout'],
+                methods=['dense', 'gst_B4_s1.0'],
+                max_actor_steps=100_000, max_seconds=1500.0, seeds=['0'],
+                prune_begin_step=80, prune_end_step=550, eval_every=40),
+}
+
+_AGENT = flags.DEFINE_enum('agent', 'td3', list(AGENT_DEFAULTS),
+                           'Agent every arm trains.')
 _OUT = flags.DEFINE_string('out_dir', 'runs/reproduce_gst', 'Output dir.')
-_FULL = flags.DEFINE_bool('full', False, 'Also gym:Humanoid-v4.')
-_ENVS = flags.DEFINE_list('envs', ['gym:HalfCheetah-v4'], 'Environments.')
+_FULL = flags.DEFINE_bool('full', False, 'Also gym:Humanoid-v4 (TD3).')
+_UNSET = ' (default: per --agent, AGENT_DEFAULTS)'
+_ENVS = flags.DEFINE_list('envs', None, 'Environments.' + _UNSET)
 _METHODS = flags.DEFINE_list(
-    'methods', ['dense', 'prune', 'gst_B4_s1.0', 'gst_b4f_b2_s0.25'],
-    f'Methods to compare, of: {", ".join(METHODS)}.')
-_MAX_ACTOR_STEPS = flags.DEFINE_integer('max_actor_steps', 150_000,
-                                        'Env-step budget per run.')
-_MAX_SECONDS = flags.DEFINE_float('max_seconds', 3000.0,
-                                  'Wall-clock safety cap per run.')
-_SEEDS = flags.DEFINE_list('seeds', ['0', '1'],
-                           'Seeds; every method runs each.')
+    'methods', None,
+    f'Methods to compare, of: {", ".join(METHODS)}.' + _UNSET)
+_MAX_ACTOR_STEPS = flags.DEFINE_integer('max_actor_steps', None,
+                                        'Env-step budget per run.' + _UNSET)
+_MAX_SECONDS = flags.DEFINE_float('max_seconds', None,
+                                  'Wall-clock safety cap per run.' + _UNSET)
+_SEEDS = flags.DEFINE_list('seeds', None,
+                           'Seeds; every method runs each.' + _UNSET)
 _SPARSITY_FINAL = flags.DEFINE_float('sparsity_final', 0.9, 'Final target.')
-_BEGIN = flags.DEFINE_integer('prune_begin_step', 5000,
-                              'Schedule start (learner steps).')
-_END = flags.DEFINE_integer('prune_end_step', 90_000,
-                            'Schedule end (learner steps).')
+_BEGIN = flags.DEFINE_integer('prune_begin_step', None,
+                              'Schedule start (learner steps).' + _UNSET)
+_END = flags.DEFINE_integer('prune_end_step', None,
+                            'Schedule end (learner steps).' + _UNSET)
 _EVAL_EVERY = flags.DEFINE_integer(
-    'eval_every', 5000, 'Evaluate every N learner steps: the reward-aware '
-    'clock then sees returns at the same steps on any machine.')
+    'eval_every', None, 'Evaluate every N learner steps: the reward-aware '
+    'clock then sees returns at the same steps on any machine.' + _UNSET)
 _EXTRA = flags.DEFINE_list('train_args', [], 'Extra launch.train flags.')
 
-FIELDS = ('env', 'method', 'seed', 'average_cr', 'final_cr',
+
+def settings() -> Dict:
+  """The flags as set, unset ones taken from the agent's defaults."""
+  chosen = dict(AGENT_DEFAULTS[_AGENT.value])
+  for name, holder in (('envs', _ENVS), ('methods', _METHODS),
+                       ('max_actor_steps', _MAX_ACTOR_STEPS),
+                       ('max_seconds', _MAX_SECONDS), ('seeds', _SEEDS),
+                       ('prune_begin_step', _BEGIN),
+                       ('prune_end_step', _END), ('eval_every', _EVAL_EVERY)):
+    if holder.value is not None:
+      chosen[name] = holder.value
+  if _FULL.value:
+    chosen['envs'] = list(chosen['envs']) + ['gym:Humanoid-v4']
+  return chosen
+
+
+FIELDS = ('agent', 'env', 'method', 'seed', 'average_cr', 'final_cr',
           'final_network_cr', 'final_return', 'best_return',
           'dense_final_return', 'final_vs_dense', 'best_vs_dense',
           'actor_steps', 'learner_steps', 'status')
@@ -87,19 +128,22 @@ def cr_curve(run_dir: str) -> List[Tuple[float, float]]:
   return [(float(r['learner_step']), float(r['compressed_cr'])) for r in rows]
 
 
-def lead_lines(out_dir, env, rows, prune_curve, seed) -> List[str]:
-  """Per GST arm of `seed`: its measured lead over prune and the bound."""
+def lead_lines(out_dir, env, rows, prune_method, prune_curve,
+               seed) -> List[str]:
+  """Per GST arm of `seed`: its measured lead over `prune_method` and the
+  bound."""
   average = {r['method']: r['average_cr'] for r in rows if r['seed'] == seed}
   lines = []
   for method in average:
-    if method.startswith('gst') and 'prune' in average:
+    if method.startswith('gst') and prune_method in average:
       plateau = analysis.circulant_plateau(
           _run_dir(out_dir, env, method, seed))
+      lead = average[method] - average[prune_method]
       lines.append(
-          f'- {env} {method}: {100 * (average[method] - average["prune"]):+.1f}'
-          f' points over prune; the schedule allows at most '
-          f'{100 * analysis.lead_bound(prune_curve, plateau):+.1f} for its circulant '
-          f'plateau of {plateau:.4g}.')
+          f'- {env} {method}: {100 * lead:+.1f} points over {prune_method}; '
+          f'the schedule allows at most '
+          f'{100 * analysis.lead_bound(prune_curve, plateau):+.1f} for its '
+          f'circulant plateau of {plateau:.4g}.')
   return lines
 
 
@@ -110,7 +154,7 @@ def relative(value, dense):
   return value / dense
 
 
-def compare_env(out_dir, env, methods, seeds) -> Tuple[List[Dict], Dict,
+def compare_env(agent, out_dir, env, methods, seeds) -> Tuple[List[Dict], Dict,
                                                       Dict]:
   """Rows per (method, seed) against the dense run of the same seed; curves
   of the first seed."""
@@ -128,7 +172,7 @@ def compare_env(out_dir, env, methods, seeds) -> Tuple[List[Dict], Dict,
         cr_curves[method] = cr_curve(run_dir)
         return_curves[method] = analysis.load_curve(run_dir)
       rows.append(dict(
-          env=env, method=method, seed=seed,
+          agent=agent, env=env, method=method, seed=seed,
           average_cr=summary.get('average_cr'),
           final_cr=summary.get('final_cr'),
           final_network_cr=summary.get('final_network_cr'),
@@ -144,16 +188,18 @@ def compare_env(out_dir, env, methods, seeds) -> Tuple[List[Dict], Dict,
   return rows, cr_curves, return_curves
 
 
-def write_results(out_dir, envs, methods, seeds) -> List[Dict]:
+def write_results(agent, out_dir, envs, methods, seeds) -> List[Dict]:
   plots = os.path.join(out_dir, 'plots')
   os.makedirs(plots, exist_ok=True)
   all_rows, bounds = [], []
   for env in envs:
-    rows, cr_curves, return_curves = compare_env(out_dir, env, methods,
-                                                 seeds)
+    rows, cr_curves, return_curves = compare_env(agent, out_dir, env,
+                                                 methods, seeds)
     all_rows += rows
-    if cr_curves.get('prune'):
-      bounds += lead_lines(out_dir, env, rows, cr_curves['prune'], seeds[0])
+    for prune_method in (m for m in methods if m.startswith('prune')):
+      if cr_curves.get(prune_method):
+        bounds += lead_lines(out_dir, env, rows, prune_method,
+                             cr_curves[prune_method], seeds[0])
     name = env.replace(':', '_')
     analysis.plot_series(cr_curves, 'learner step', 'compressed-layer CR',
                          f'{env}: compression ratio',
@@ -165,10 +211,10 @@ def write_results(out_dir, envs, methods, seeds) -> List[Dict]:
     writer.writeheader()
     writer.writerows(all_rows)
   table = analysis.markdown_table(
-      ('env', 'method', 'seed', 'average CR', 'final CR',
+      ('agent', 'env', 'method', 'seed', 'average CR', 'final CR',
        'final CR (network)', 'final return', 'best return', 'final / dense',
        'best / dense', 'learner steps'),
-      [(r['env'], r['method'], r['seed'], analysis.fmt(r['average_cr']),
+      [(r['agent'], r['env'], r['method'], r['seed'], analysis.fmt(r['average_cr']),
         analysis.fmt(r['final_cr']), analysis.fmt(r['final_network_cr']),
         analysis.fmt(r['final_return'], 4), analysis.fmt(r['best_return'], 4),
         analysis.fmt(r['final_vs_dense']), analysis.fmt(r['best_vs_dense']),
@@ -192,8 +238,9 @@ def write_results(out_dir, envs, methods, seeds) -> List[Dict]:
 
 def main(argv):
   del argv
-  envs = list(_ENVS.value) + (['gym:Humanoid-v4'] if _FULL.value else [])
-  unknown = [m for m in _METHODS.value if m not in METHODS]
+  chosen = settings()
+  envs, methods, seeds = chosen['envs'], chosen['methods'], chosen['seeds']
+  unknown = [m for m in methods if m not in METHODS]
   try:
     if unknown:
       raise ValueError(f'unknown methods {unknown}; choose from '
@@ -204,21 +251,22 @@ def main(argv):
     print(f'reproduce_gst: error: {error}', file=sys.stderr)
     sys.exit(2)
   commands, run_dirs = [], []
-  for seed in _SEEDS.value:
+  for seed in seeds:
     for env in envs:
-      for method in _METHODS.value:
+      for method in methods:
         commands.append([
-            '--agent=td3', f'--env={env}', '--actor_precision=int8',
-            '--num_actors=1', f'--max_actor_steps={_MAX_ACTOR_STEPS.value}',
-            f'--max_seconds={_MAX_SECONDS.value}', f'--seed={seed}',
+            f'--agent={_AGENT.value}', f'--env={env}',
+            '--actor_precision=int8', '--num_actors=1',
+            f'--max_actor_steps={chosen["max_actor_steps"]}',
+            f'--max_seconds={chosen["max_seconds"]}', f'--seed={seed}',
             f'--sparsity_final={_SPARSITY_FINAL.value}',
-            f'--prune_begin_step={_BEGIN.value}',
-            f'--prune_end_step={_END.value}',
-            f'--eval_every={_EVAL_EVERY.value}', *METHODS[method],
+            f'--prune_begin_step={chosen["prune_begin_step"]}',
+            f'--prune_end_step={chosen["prune_end_step"]}',
+            f'--eval_every={chosen["eval_every"]}', *METHODS[method],
             *_EXTRA.value])
         run_dirs.append(_run_dir(_OUT.value, env, method, seed))
   sweep.run_all(commands, run_dirs)
-  write_results(_OUT.value, envs, _METHODS.value, _SEEDS.value)
+  write_results(_AGENT.value, _OUT.value, envs, methods, seeds)
   with open(os.path.join(_OUT.value, 'results.md')) as handle:
     print(handle.read())
 
