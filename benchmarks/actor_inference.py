@@ -3,8 +3,10 @@ r"""Actor inference speed: stock TF fp32 vs TFLite fp32/fp16/dyn-int8/int8.
 One run, side by side, batch 1, one thread, for ActorQ's policy sizes: the
 model actors run (D4PG's exported policy), with a ReLU and with Acme's
 LayerNorm torso, plus a GST policy 90% pruned in 4x4 groups as dense and as
-sparse int8; and DQN's Nature-CNN Q-network on real Atari frames. Not a
-test: it prints a table (and writes benchmarks/results/actor_inference.csv).
+sparse int8; and DQN's Nature-CNN Q-network on real Atari frames, also
+timed in the whole acting loop (ALE steps + inference: the frames/s an
+actor reaches when nothing waits on the learner). Not a test: it prints
+tables (and writes benchmarks/results/actor_inference.csv).
 
   python -m benchmarks.actor_inference [--obs_size=24 --action_size=6]
   python -m benchmarks.actor_inference --sizes= \
@@ -25,6 +27,7 @@ from agents.d4pg import networks
 from launch.nodes.quantizer import rollout_observations
 from quarl import compression
 from quarl import envs
+from quarl.envs import atari_env
 from quarl import quantization
 from quarl.actors import LiteRTPolicy
 
@@ -122,8 +125,30 @@ def measure_nature_cnn(env_name: str, seconds: float):
   label = f'Nature CNN ({env_name})'
   rows = [(label, 'fp32_tf', _time_us(
       lambda o: tf_call(o[None]).numpy(), pixels, seconds), None, 0.0)]
-  return rows + _litert_rows(label, network, frames[:300], frames[300:],
-                             pixels, seconds)
+  rows += _litert_rows(label, network, frames[:300], frames[300:], pixels,
+                       seconds)
+  int8 = LiteRTPolicy(quantization.convert_policy(
+      network, network.variables, frames.shape[1], 'int8', frames[:300],
+      frames[300:]).model_bytes, num_threads=1)
+  acting = {'fp32_tf': _acting_frames_per_s(
+                env_name, lambda o: tf_call(o[None]).numpy()[0], seconds),
+            'int8': _acting_frames_per_s(env_name, int8, seconds)}
+  return rows, acting
+
+
+def _acting_frames_per_s(env_name: str, policy, seconds: float) -> float:
+  """Emulator frames per second of one greedy actor on `policy` (frame
+  skip included), its environment and inference on one thread."""
+  environment = envs.make_environment(env_name, 1, training=True)
+  timestep = environment.reset()
+  steps, start = 0, time.perf_counter()
+  while time.perf_counter() - start < max(seconds, 5.0):
+    if timestep.last():
+      timestep = environment.reset()
+    action = int(np.argmax(policy(timestep.observation)))
+    timestep = environment.step(np.int32(action))
+    steps += 1
+  return steps * atari_env.FRAME_SKIP / (time.perf_counter() - start)
 
 
 def _pruned_rows(policy, width: str, obs: int, observations: np.ndarray,
@@ -169,9 +194,15 @@ def main(argv):
     for layer_norm in (False, True):
       rows += measure(width, _OBS.value, _ACT.value, _SECONDS.value,
                       layer_norm)
+  acting = {}
   if _CNN_ENV.value:
-    rows += measure_nature_cnn(_CNN_ENV.value, _SECONDS.value)
+    cnn_rows, acting = measure_nature_cnn(_CNN_ENV.value, _SECONDS.value)
+    rows += cnn_rows
   print(format_table(rows))
+  if acting:
+    print(f'\nActing loop, {_CNN_ENV.value} (ALE + Nature CNN, 1 thread): '
+          + ', '.join(f'{p} {fps:.0f} frames/s' for p, fps in acting.items())
+          + f'; int8 / fp32_tf: {acting["int8"] / acting["fp32_tf"]:.2f}x')
   os.makedirs(os.path.dirname(_OUT.value) or '.', exist_ok=True)
   with open(_OUT.value, 'w', newline='') as handle:
     writer = csv.writer(handle)

@@ -222,7 +222,8 @@ def write_results(agent, out_dir, envs, methods, seeds) -> List[Dict]:
   with open(os.path.join(out_dir, 'results.md'), 'w') as handle:
     handle.write(
         '# GST reproduction\n\n'
-        f'Command: `{" ".join(sys.argv)}`\n\n'
+        'Command: `python -m launch.reproduce_gst '
+        f'{" ".join(sys.argv[1:])}`\n\n'
         'CR is over the compressed (hidden->hidden) layers unless marked '
         '"network" (which counts the dense first/last layers and biases). '
         'Average CR is the mean of the per-learner-step CR over the run. '

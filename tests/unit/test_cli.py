@@ -137,6 +137,7 @@ def test_hosts_flag_and_launch_type_go_together(tmp_path):
 @pytest.mark.parametrize('args, message', [
     (['--methods=dense,gst_B3'], "unknown methods ['gst_B3']; choose from"),
     (['--envs=gym:Hoper-v4'], 'did you mean: gym:Hopper-v4'),
+    (['--agent=a2c', '--envs=ale:Breakot'], 'ale:Breakout'),
 ])
 def test_reproduce_gst_rejects_bad_input_before_any_run(tmp_path, args,
                                                         message):
