@@ -24,6 +24,8 @@ from quarl import quantization
 
 CALIBRATION_SAMPLES = 256
 HELD_OUT_SAMPLES = 64
+# Fewer distinct replay observations than this: calibrate on the rollout's.
+MIN_DISTINCT_SAMPLES = HELD_OUT_SAMPLES
 # The newest model LiteRT could not load, kept for a post-mortem.
 REFUSED_MODEL = 'refused_model.tflite'
 # Versions are epoch * VERSIONS_PER_EPOCH + n: a restarted (or resumed)
@@ -58,6 +60,28 @@ def rollout_observations(environment, num_steps: int,
     if timestep.last():
       timestep = environment.reset()
   return np.stack(observations)
+
+
+def split_calibration(observations: Optional[np.ndarray],
+                      fallback: np.ndarray):
+  """(calibration, held, source): disjoint recent replay observations when
+  there are enough distinct ones, else the env rollout's `fallback`.
+
+  Uniform sampling draws with replacement (and episode ends repeat an
+  observation across items): each observation is kept once, so no held one
+  was also seen by the calibrator. A policy that stalls a game (Breakout
+  unserved) fills the queue with one frame: too few distinct observations
+  to calibrate on, or to hold out, so the rollout's are used instead.
+  """
+  if observations is not None:
+    observations = np.stack(list(
+        {row.tobytes(): row for row in observations}.values()))
+  if observations is None or len(observations) < MIN_DISTINCT_SAMPLES:
+    return (fallback[:CALIBRATION_SAMPLES], fallback[CALIBRATION_SAMPLES:],
+            'rollout')
+  held = max(len(observations) - CALIBRATION_SAMPLES,
+             len(observations) // 5)
+  return observations[held:], observations[:held], 'replay'
 
 
 class QuantizerNode:
@@ -98,22 +122,11 @@ class QuantizerNode:
     return common.make_agent(self._config)
 
   def _calibration(self, fallback: np.ndarray):
-    """(calibration, held) observations, disjoint: recent replay items if
-    enough, else env rollout observations; and which source it was."""
+    """(calibration, held) observations and which source they came from."""
     wanted = CALIBRATION_SAMPLES + HELD_OUT_SAMPLES
-    observations = self._agent.calibration_observations(self._replay,
-                                                        2 * wanted)
-    if observations is None:
-      return fallback[:CALIBRATION_SAMPLES], fallback[CALIBRATION_SAMPLES:], (
-          'rollout')
-    # Uniform sampling draws with replacement (and episode ends repeat an
-    # observation across items): keep each observation once, so no held
-    # observation was also seen by the calibrator.
-    observations = np.stack(list(
-        {row.tobytes(): row for row in observations}.values()))
-    held = max(len(observations) - CALIBRATION_SAMPLES,
-               len(observations) // 5)
-    return observations[held:], observations[:held], 'replay'
+    return split_calibration(
+        self._agent.calibration_observations(self._replay, 2 * wanted),
+        fallback)
 
   def _learner_steps(self) -> int:
     return int(self._counter.get_counts().get('learner_steps', 0))

@@ -6,6 +6,7 @@ import tensorflow as tf
 
 from quarl import envs
 from quarl import quantization
+from launch.nodes import quantizer
 from launch.nodes.quantizer import rollout_observations
 
 # Max |quantized - fp32| on held observations for a tanh policy with outputs
@@ -91,3 +92,32 @@ def test_sparse_int8_model_of_a_pruned_policy(policy_and_data):
                                          calibration, held, sparse=True)
     assert len(sparse.model_bytes) < 0.6 * len(dense.model_bytes)
     assert sparse.max_abs_err <= TOLERANCE['int8']  # LiteRT runs it.
+
+
+def test_calibration_from_replay_keeps_held_out_frames_disjoint():
+    rng = np.random.default_rng(0)
+    replay = rng.integers(0, 255, (640, 8)).astype(np.float32)
+    replay = np.concatenate([replay, replay[:100]])  # Sampled twice.
+    fallback = rng.normal(size=(320, 8)).astype(np.float32)
+    calibration, held, source = quantizer.split_calibration(replay, fallback)
+    assert source == 'replay'
+    assert len(calibration) == quantizer.CALIBRATION_SAMPLES
+    assert len(held) + len(calibration) == 640
+    seen = {row.tobytes() for row in calibration}
+    assert not any(row.tobytes() in seen for row in held)
+
+
+@pytest.mark.parametrize('distinct', [1, quantizer.MIN_DISTINCT_SAMPLES - 1])
+def test_a_stalled_game_calibrates_on_the_rollout(distinct):
+    """A policy that never serves in Breakout queues one frame over and
+    over: that cannot calibrate (or hold out) anything, so the rollout's
+    observations are used, as before the first replay items."""
+    rng = np.random.default_rng(1)
+    frames = rng.integers(0, 255, (distinct, 8)).astype(np.float32)
+    replay = frames[rng.integers(0, distinct, 640)]
+    fallback = rng.normal(size=(320, 8)).astype(np.float32)
+    calibration, held, source = quantizer.split_calibration(replay, fallback)
+    assert source == 'rollout'
+    np.testing.assert_array_equal(
+        np.concatenate([calibration, held]), fallback)
+    assert len(held) > 0
