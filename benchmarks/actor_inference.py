@@ -88,15 +88,19 @@ def measure(width: int, obs: int, act: int, seconds: float,
 
 
 def _litert_rows(label: str, policy, calibration: np.ndarray,
-                 held: np.ndarray, inputs: np.ndarray, seconds: float):
+                 held: np.ndarray, inputs: np.ndarray, seconds: float,
+                 runners=None):
   """`policy` converted at every TFLite precision (calibrated on flat
-  float32 `calibration`), timed in LiteRT on `inputs` as actors pass them."""
+  float32 `calibration`), timed in LiteRT on `inputs` as actors pass them;
+  each precision's LiteRT runner is left in `runners` when given."""
   rows = []
   for precision in quantization.PRECISIONS:
     model = quantization.convert_policy(policy, policy.variables,
                                         calibration.shape[1], precision,
                                         calibration, held)
     runner = LiteRTPolicy(model.model_bytes, num_threads=1)
+    if runners is not None:
+      runners[precision] = runner
     rows.append((label, precision, _time_us(runner, inputs, seconds),
                  len(model.model_bytes), model.max_abs_err))
   return rows
@@ -125,14 +129,12 @@ def measure_nature_cnn(env_name: str, seconds: float):
   label = f'Nature CNN ({env_name})'
   rows = [(label, 'fp32_tf', _time_us(
       lambda o: tf_call(o[None]).numpy(), pixels, seconds), None, 0.0)]
+  runners = {}
   rows += _litert_rows(label, network, frames[:300], frames[300:], pixels,
-                       seconds)
-  int8 = LiteRTPolicy(quantization.convert_policy(
-      network, network.variables, frames.shape[1], 'int8', frames[:300],
-      frames[300:]).model_bytes, num_threads=1)
+                       seconds, runners)
   acting = {'fp32_tf': _acting_frames_per_s(
                 env_name, lambda o: tf_call(o[None]).numpy()[0], seconds),
-            'int8': _acting_frames_per_s(env_name, int8, seconds)}
+            'int8': _acting_frames_per_s(env_name, runners['int8'], seconds)}
   return rows, acting
 
 

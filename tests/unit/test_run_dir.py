@@ -107,3 +107,20 @@ def test_fp32_return_gap_is_the_mean_of_the_last_paired_evaluations():
     assert summary_lib.fp32_return_gap(rows) == pytest.approx(
         (10 + 10 - 10) / 3)
     assert summary_lib.fp32_return_gap(rows[:1]) is None
+
+
+def test_an_actor_ends_actors_csv_with_one_last_row(tmp_path):
+    """The loop and the stop watcher may both call final(): one row, with
+    the steps the actor finished on, whatever the 5 s reporting period."""
+    from launch.nodes import actor  # pylint: disable=g-import-not-at-top
+    from quarl import actors  # pylint: disable=g-import-not-at-top
+    config = RunConfig(agent='d4pg', env='gym:Pendulum-v1',
+                       actor_precision='int8', num_actors=1,
+                       run_dir=str(tmp_path))
+    stats = actor._ActorStats(config, 0, 0.2, actors.TimeSplit(), None)
+    stats.steps = 120
+    stats.report_every(3600.0)  # Not due: writes nothing.
+    stats.final()
+    stats.final()
+    rows = run_dir_lib.read_csv(str(tmp_path / run_dir_lib.ACTORS_CSV))
+    assert [int(row['steps']) for row in rows] == [120]
