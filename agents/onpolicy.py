@@ -35,7 +35,7 @@ def _no_policy_step() -> int:
 class OnPolicyAgent(interface.Agent):
   """Discrete-action actor-critic over pixels; subclasses give the network,
   the learner and its optimizer. The config needs unroll_length, batch_size,
-  queue_size, discount, gae_lambda, entropy_cost, value_cost,
+  queue_size, discount, entropy_cost, value_cost,
   max_gradient_norm and calibration_size."""
 
   action_kind = 'discrete'
@@ -113,8 +113,8 @@ class OnPolicyAgent(interface.Agent):
     learner = self.new_learner(
         network=network, optimizer=self.make_optimizer(),
         dataset=self.replay_dataset(replay_client, dataset_parallel_calls),
-        discount=config.discount, gae_lambda=config.gae_lambda,
-        entropy_cost=config.entropy_cost, value_cost=config.value_cost,
+        discount=config.discount, entropy_cost=config.entropy_cost,
+        value_cost=config.value_cost,
         max_gradient_norm=config.max_gradient_norm,
         num_epochs=config.num_epochs, counter=counter, logger=logger,
         compile_mode=compile_mode, report_every_s=report_every_s)

@@ -17,8 +17,6 @@ class A2CConfig:
   unroll_length: int = 16
   batch_size: int = 4
   discount: float = 0.99
-  # 1: n-step returns bootstrapped at the end of each trajectory.
-  gae_lambda: float = 1.0
   learning_rate: float = 2.5e-4
   adam_epsilon: float = 1e-5
   entropy_cost: float = 0.01

@@ -7,11 +7,16 @@ row (no action was taken there) and is masked out. Its return is its own
 value (pcontinue 0), so an episode that ended by time limit (discount 1)
 bootstraps from the final observation, and a game over (discount 0) does not.
 
-The update reads top to bottom: n-step bootstrapped returns (trfl's lambda
-returns; lambda=1 for A2C, GAE's lambda for PPO) from the values before any
-update, then `num_epochs` gradient steps of policy loss + value loss -
-entropy bonus, each followed by the compression constraint. PPO
-(agents/ppo/learning.py) changes only the policy loss and the epochs.
+The update reads top to bottom: targets from the values before any update,
+then `num_epochs` gradient steps of policy loss + value loss - entropy bonus,
+each followed by the compression constraint. A2C's targets are V-trace's
+(IMPALA's, trfl's ops): on-policy they are exactly n-step returns and
+advantages, and where the acting model lagged the learner (it is published
+every few seconds) or its int8 logits differ, truncated importance weights
+from the stored behaviour log-probabilities correct for it; uncorrected,
+Breakout's A2C diverged here (entropy 0 after 4,250 steps at lag ~50).
+PPO (agents/ppo/learning.py) changes the targets to GAE, the policy loss
+and the epochs.
 """
 from typing import Dict, List, NamedTuple
 
@@ -68,15 +73,13 @@ class ActorCriticLearner(compiled.CompiledLearnerMixin, acme.Learner):
   """On-policy actor-critic learner over a Reverb queue (compiled step)."""
 
   def __init__(self, *, network: snt.Module, optimizer: snt.Optimizer,
-               dataset, discount: float, gae_lambda: float,
-               entropy_cost: float, value_cost: float,
+               dataset, discount: float, entropy_cost: float, value_cost: float,
                max_gradient_norm: float, num_epochs: int = 1,
                counter=None, logger=None, compile_mode: str = 'xla',
                report_every_s: float = compiled.REPORT_EVERY_S):
     self._network = network
     self._optimizer = optimizer
     self._discount = discount
-    self._gae_lambda = gae_lambda
     self._entropy_cost = entropy_cost
     self._value_cost = value_cost
     self._max_gradient_norm = max_gradient_norm
@@ -100,20 +103,27 @@ class ActorCriticLearner(compiled.CompiledLearnerMixin, acme.Learner):
     return (tf.reshape(logits, [steps, batch, -1]),
             tf.reshape(values, [steps, batch]))
 
-  def _targets(self, values: tf.Tensor, batch: Batch) -> Targets:
-    """Lambda returns from `values` [T+1, B]; masked steps return their
-    own value (see the module docstring)."""
-    values = tf.stop_gradient(values)
+  def _masked_rewards(self, values: tf.Tensor, batch: Batch):
+    """Rewards and pcontinues [T, B] under which a masked step returns its
+    own value (see the module docstring); `values` [T+1, B]."""
     rewards = tf.where(batch.valid > 0, batch.rewards, values[:-1])
-    pcontinues = self._discount * batch.discounts * batch.valid
-    returns = trfl.generalized_lambda_returns(
-        rewards, pcontinues, values[:-1], values[-1], self._gae_lambda)
-    return Targets(returns, returns - values[:-1])
+    return rewards, self._discount * batch.discounts * batch.valid
+
+  def _targets(self, values: tf.Tensor, log_rhos: tf.Tensor,
+               batch: Batch) -> Targets:
+    """V-trace targets (rho and c truncated at 1) from `values` [T+1, B] and
+    the learner-to-behaviour log-ratios of the actions taken."""
+    values = tf.stop_gradient(values)
+    rewards, pcontinues = self._masked_rewards(values, batch)
+    vtrace = trfl.vtrace_from_importance_weights(
+        log_rhos=log_rhos * batch.valid, discounts=pcontinues,
+        rewards=rewards, values=values[:-1], bootstrap_value=values[-1])
+    return Targets(vtrace.vs, vtrace.pg_advantages)
 
   def _policy_loss(self, logits: tf.Tensor, targets: Targets,
                    batch: Batch) -> tf.Tensor:
-    """Per-step policy-gradient loss [T, B]: -log pi(a) * advantage (no
-    correction for the behaviour policy's probabilities)."""
+    """Per-step policy-gradient loss [T, B]: -log pi(a) * advantage (the
+    advantage carries V-trace's truncated importance weight)."""
     return trfl.discrete_policy_gradient(logits, batch.actions,
                                          targets.advantages)
 
@@ -132,20 +142,25 @@ class ActorCriticLearner(compiled.CompiledLearnerMixin, acme.Learner):
                       value_loss=value_loss,
                       entropy=masked_mean(extra.entropy, batch.valid))
 
-  def _off_policy_metrics(self, logits, batch: Batch) -> Dict[str, tf.Tensor]:
+  @staticmethod
+  def _log_rhos(logits: tf.Tensor, batch: Batch) -> tf.Tensor:
+    """log pi(a) - log mu(a) [T, B] of the actions taken (no gradient)."""
+    log_probs = -tf.nn.sparse_softmax_cross_entropy_with_logits(
+        labels=batch.actions, logits=logits[:-1])
+    return tf.stop_gradient(log_probs - batch.behaviour_log_probs)
+
+  def _off_policy_metrics(self, log_rhos: tf.Tensor,
+                          batch: Batch) -> Dict[str, tf.Tensor]:
     """How far the data is from the learner's policy before this update:
     the behaviour-to-learner KL estimate and largest ratio error (policy lag
     and actor quantization both show here), and the mean lag in learner
     steps of the models that acted (stamped -1 when unknown)."""
-    log_probs = -tf.nn.sparse_softmax_cross_entropy_with_logits(
-        labels=batch.actions, logits=logits[:-1])
-    log_ratio = log_probs - batch.behaviour_log_probs
     known = batch.valid * tf.cast(batch.policy_steps >= 0, tf.float32)
     lag = tf.cast(self._num_steps - batch.policy_steps, tf.float32)
     return dict(
-        behaviour_kl=masked_mean(-log_ratio, batch.valid),
+        behaviour_kl=masked_mean(-log_rhos, batch.valid),
         max_ratio_error=tf.reduce_max(
-            tf.abs(tf.exp(log_ratio) - 1.0) * batch.valid),
+            tf.abs(tf.exp(log_rhos) - 1.0) * batch.valid),
         policy_lag=masked_mean(lag, known))
 
   def _compiled_update(self, sample) -> Dict[str, tf.Tensor]:
@@ -156,8 +171,9 @@ class ActorCriticLearner(compiled.CompiledLearnerMixin, acme.Learner):
       with tf.GradientTape() as tape:
         logits, values = self._outputs(batch.observations)
         if targets is None:  # Before any update: the data's own values.
-          targets = self._targets(values, batch)
-          metrics.update(self._off_policy_metrics(logits, batch))
+          log_rhos = self._log_rhos(logits, batch)
+          targets = self._targets(values, log_rhos, batch)
+          metrics.update(self._off_policy_metrics(log_rhos, batch))
         loss, losses = self._loss(logits, values, targets, batch)
       gradients = tape.gradient(loss, variables)
       gradients, _ = tf.clip_by_global_norm(gradients,

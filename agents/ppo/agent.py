@@ -10,4 +10,5 @@ class PPOAgent(A2CAgent):
   config: PPOConfig
 
   def new_learner(self, **kwargs) -> PPOLearner:
-    return PPOLearner(clip_epsilon=self.config.clip_epsilon, **kwargs)
+    return PPOLearner(clip_epsilon=self.config.clip_epsilon,
+                      gae_lambda=self.config.gae_lambda, **kwargs)

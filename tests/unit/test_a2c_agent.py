@@ -8,6 +8,7 @@ import tree
 from acme import specs
 
 from agents import a2c
+from agents.a2c import learning
 from agents import interface
 from onpolicy_helpers import act
 from onpolicy_helpers import GAME
@@ -147,3 +148,49 @@ def test_behaviour_samples_the_policy_and_stamps_its_step():
   action, extras = draws[0]
   assert extras['log_prob'] == pytest.approx(np.log(probabilities[action]))
   assert extras['policy_step'] == 3
+
+
+def _targets(learner, rewards, discounts, valid, values, log_rhos):
+  """The learner's targets for [T, B=1] columns given as lists."""
+  column = lambda x: tf.constant(np.asarray(x, np.float32)[:, None])
+  batch = learning.Batch(
+      observations=None, actions=None, rewards=column(rewards),
+      discounts=column(discounts), valid=column(valid),
+      behaviour_log_probs=None, policy_steps=None)
+  targets = learner._targets(column(values), column(log_rhos), batch)  # pylint: disable=protected-access
+  return targets.returns.numpy()[:, 0], targets.advantages.numpy()[:, 0]
+
+
+def test_on_policy_targets_are_n_step_returns(setup):
+  """rho = 1: V-trace is A2C's n-step return, bootstrapped at the end; a
+  game over (discount 0) cuts it, and the adder's padding row (valid 0)
+  returns its own value."""
+  learner, gamma = setup[2].learner, setup[0].config.discount
+  rewards = [1.0, 0.0, 0.0, 1.0, 0.0]
+  discounts = [1.0, 0.0, 1.0, 1.0, 1.0]  # Step 1 ends its game.
+  valid = [1.0, 1.0, 0.0, 1.0, 1.0]  # Step 2 is padding; 3 starts anew.
+  values = [0.5, 0.4, 0.3, 0.2, 0.1, 0.7]
+  returns, advantages = _targets(learner, rewards, discounts, valid,
+                                 values, [0.0] * 5)
+  tail = 0.0 + gamma * 0.7
+  expected = [1.0 + gamma * 0.0, 0.0, 0.3, 1.0 + gamma * tail, tail]
+  np.testing.assert_allclose(returns, expected, rtol=1e-6)
+  np.testing.assert_allclose(advantages, np.subtract(expected, values[:-1]),
+                             rtol=1e-5, atol=1e-7)
+
+
+def test_stale_actions_are_weighted_by_the_truncated_ratio(setup):
+  """An action the learner now finds e^2 times less likely than the actor
+  did counts with weight e^-2; one it finds more likely is capped at 1."""
+  learner, gamma = setup[2].learner, setup[0].config.discount
+  values = [0.0, 0.0, 0.5]
+  kwargs = dict(rewards=[0.0, 1.0], discounts=[1.0, 1.0], valid=[1.0, 1.0],
+                values=values)
+  _, on_policy = _targets(learner, log_rhos=[0.0, 0.0], **kwargs)
+  _, stale = _targets(learner, log_rhos=[3.0, -2.0], **kwargs)
+  np.testing.assert_allclose(on_policy[1], 1.0 + gamma * 0.5, rtol=1e-6)
+  np.testing.assert_allclose(stale[1], np.exp(-2.0) * on_policy[1],
+                             rtol=1e-5)
+  # Step 0's own ratio is capped at 1; its target sees step 1's cut trace.
+  vs_1 = np.exp(-2.0) * (1.0 + gamma * 0.5)
+  np.testing.assert_allclose(stale[0], gamma * vs_1, rtol=1e-5)
