@@ -25,6 +25,15 @@ checked against them in test_patcher.py.
   the int8 weights keep their unadjusted values (TF 2.8's legacy routine
   ignores the new scale), else they are requantized at it. Reproduced as is:
   the point is to equal the converter.
+- CONV_2D weights ([out, h, w, in]): per output channel, each as a
+  FULLY_CONNECTED tensor would be: symmetric over [-127, 127], scale
+  max|w_c| / 127 with max|w_c| at least 5e-7 (an all-zero, pruned, channel
+  gets 1e-6 / 254). Biases: int32, per channel, scale
+  input_scale * weight_scale_c. A channel whose |bias| would take more than
+  half of int32 gets bias scale |b_c| / ((2^31 - 1) // 2) and weight scale
+  bias_scale_c / input_scale, and its weights are requantized at that
+  scale (no legacy routine here: the per-channel path always uses the
+  stored scales).
 
 All rounding is half away from zero (std::round), not numpy's half-to-even.
 """
@@ -48,11 +57,12 @@ _LEGACY_SCALE_TOLERANCE = 1e-3
 
 @dataclasses.dataclass(frozen=True)
 class QuantizedLayer:
-  """One FULLY_CONNECTED layer's constants as the converter stores them."""
-  weights: np.ndarray  # int8 [out, in].
-  weight_scale: np.float32
+  """One FULLY_CONNECTED or CONV_2D layer's constants as the converter
+  stores them; the scales are [out] vectors for CONV_2D (per channel)."""
+  weights: np.ndarray  # int8 [out, in] or [out, h, w, in].
+  weight_scale: np.ndarray  # float32, [] or [out].
   bias: np.ndarray  # int32 [out].
-  bias_scale: np.float32
+  bias_scale: np.ndarray  # float32, [] or [out].
 
 
 def round_half_away(values) -> np.ndarray:
@@ -109,11 +119,40 @@ def quantize_fully_connected(weights: np.ndarray, bias: np.ndarray,
     quantized = round_half_away(weights * (np.float32(_WEIGHT_MAX) / max_abs))
   else:
     quantized = round_half_away(weights / np.float64(weight_scale))
-  bias_inverse = np.float32(1.0 / float(bias_scale))
-  int32_max = np.iinfo(np.int32).max
-  quantized_bias = round_half_away(bias * bias_inverse)
   return QuantizedLayer(
       np.clip(quantized, -_WEIGHT_MAX, _WEIGHT_MAX).astype(np.int8),
-      weight_scale,
-      np.clip(quantized_bias, -int32_max, int32_max).astype(np.int32),
-      bias_scale)
+      weight_scale, _quantize_bias(bias, bias_scale), bias_scale)
+
+
+def _quantize_bias(bias: np.ndarray, bias_scale) -> np.ndarray:
+  """round(bias * float32(1 / scale)) in float32, clipped to +-(2^31 - 1)."""
+  inverse = (1.0 / np.asarray(bias_scale, np.float64)).astype(np.float32)
+  int32_max = np.iinfo(np.int32).max
+  return np.clip(round_half_away(bias * inverse), -int32_max,
+                 int32_max).astype(np.int32)
+
+
+def quantize_conv(weights: np.ndarray, bias: np.ndarray,
+                  input_scale: np.float32) -> QuantizedLayer:
+  """Int8 weights [out, h, w, in] and int32 bias of a convolution, both
+  quantized per output channel."""
+  weights = np.asarray(weights, np.float32)
+  bias = np.asarray(bias, np.float32)
+  max_abs = np.max(np.abs(weights.reshape(len(weights), -1)), axis=1)
+  half_range = np.maximum(max_abs, np.float32(_CONSTANT_HALF_RANGE))
+  weight_scale = (2 * half_range) / np.float32(2 * _WEIGHT_MAX)
+  bias_scale = (np.float64(input_scale) *
+                weight_scale.astype(np.float64)).astype(np.float32)
+  # The converter compares in double, with the float32 scales.
+  too_large = np.abs(bias) / bias_scale.astype(np.float64) > _BIAS_MAX
+  adjusted = np.abs(bias).astype(np.float64) / _BIAS_MAX
+  bias_scale = np.where(too_large, adjusted.astype(np.float32), bias_scale)
+  weight_scale = np.where(
+      too_large, (adjusted / np.float64(input_scale)).astype(np.float32),
+      weight_scale)
+  inverse = (1.0 / weight_scale.astype(np.float64)).astype(np.float32)
+  broadcast = (-1,) + (1,) * (weights.ndim - 1)
+  quantized = round_half_away(weights * inverse.reshape(broadcast))
+  return QuantizedLayer(
+      np.clip(quantized, -_WEIGHT_MAX, _WEIGHT_MAX).astype(np.int8),
+      weight_scale, _quantize_bias(bias, bias_scale), bias_scale)

@@ -19,8 +19,12 @@ template with the stand-ins must give back the converter's own numbers
 before it is used.
 
 Patched: 'fp32' models, and 'int8' models built from FULLY_CONNECTED (ReLU
-or none), ADD, SUB, MUL, SQUARED_DIFFERENCE, MEAN, RSQRT and TANH: ReLU
-MLPs and Acme's Linear-LayerNorm-tanh torso, i.e. the three agents' exports.
+or none), CONV_2D (VALID, undilated, ReLU or none; weights per channel),
+RESHAPE, ADD, SUB, MUL, SQUARED_DIFFERENCE, MEAN, RSQRT and TANH: ReLU
+MLPs, Acme's Linear-LayerNorm-tanh torso and the Nature CNN (A2C and PPO on
+pixels), i.e. every agent's export. GST's layers need nothing more: in every
+phase (dense, block-circulant, pruned) a forward pass reads only their
+dense `w` and `b`, so a compressed layer is patched as a dense one.
 Everything else converts fully at every publish: 'fp16' and 'dynamic_int8'
 (converter paths not reproduced), `sparse=True` (the sparse format's layout
 follows where the zeros are), and any model the template checks refuse.
@@ -54,8 +58,18 @@ _ELEMENTWISE = {_OPS.ADD: np.add, _OPS.SUB: np.subtract,
 _UNARY = {_OPS.QUANTIZE: lambda x: x, _OPS.DEQUANTIZE: lambda x: x,
           _OPS.RSQRT: lambda x: 1.0 / np.sqrt(x), _OPS.TANH: np.tanh}
 _FUSED_OPTIONS = {_OPS.FULLY_CONNECTED: schema.FullyConnectedOptions,
+                  _OPS.CONV_2D: schema.Conv2DOptions,
                   _OPS.ADD: schema.AddOptions, _OPS.SUB: schema.SubOptions,
                   _OPS.MUL: schema.MulOptions}
+# Operators whose constant weights and bias are variables, and how a
+# variable's axes map to the tensor's: FULLY_CONNECTED stores [out, in],
+# CONV_2D [out, h, w, in] (Sonnet: [in, out] and [h, w, in, out]).
+_WEIGHTED = (_OPS.FULLY_CONNECTED, _OPS.CONV_2D)
+_KERNEL_AXES = {2: (1, 0), 4: (3, 0, 1, 2)}
+# Outputs that take their input's scale and zero point, not calibrated.
+_SAME_SCALE = (_OPS.RESHAPE,)
+# Floats of im2col patches the float twin of CONV_2D gathers at a time.
+_PATCH_CHUNK = 1 << 22
 # Outputs whose range TFLite fixes instead of calibrating (tanh: 1/128, 0).
 _FIXED_RANGE = (_OPS.TANH,)
 
@@ -80,13 +94,20 @@ def _shape(tensor) -> Tuple[int, ...]:
 
 @dataclasses.dataclass(frozen=True)
 class _Quantization:
-  """Writable views of one tensor's scale and zero point."""
+  """Writable views of one tensor's scale and zero point, or of one per
+  slice along axis 0 (CONV_2D's per-channel weights and biases)."""
   scale: np.ndarray
   zero_point: np.ndarray
 
   def write(self, scale, zero_point) -> None:
-    self.scale[0] = scale
-    self.zero_point[0] = zero_point
+    self.scale[...] = scale
+    self.zero_point[...] = zero_point
+
+  def along(self, values: np.ndarray, rank: int):
+    """`values` (the scales or zero points) broadcastable over the tensor."""
+    if values.size == 1:
+      return values[0]
+    return values.reshape((-1,) + (1,) * (rank - 1))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -96,6 +117,8 @@ class _Op:
   outputs: Tuple[int, ...]
   activation: Callable[[np.ndarray], np.ndarray]
   keep_dims: bool
+  strides: Tuple[int, int]  # CONV_2D's (height, width).
+  output_shape: Tuple[int, ...]
 
 
 class _Template:
@@ -116,7 +139,8 @@ class _Template:
                   for i in range(self._graph.TensorsLength())}
     self._params = {i: self._quantization(i)
                     for i in range(self._graph.TensorsLength())}
-    # Per variable: its tensor and whether that holds it transposed.
+    # Per variable: its tensor, and the axes that take the variable to the
+    # tensor's layout (None: the same layout).
     self._slots = [self._find(value) for value in stand_ins]
     if self._int8:
       self._ops = [self._op(self._graph.Operators(i))
@@ -136,11 +160,16 @@ class _Template:
     return data.view(_DTYPES[tensor.Type()]).reshape(_shape(tensor))
 
   def _quantization(self, index: int) -> Optional[_Quantization]:
-    params = self._graph.Tensors(index).Quantization()
+    tensor = self._graph.Tensors(index)
+    params = tensor.Quantization()
     if params is None or not params.ScaleLength():
       return None
-    if params.ScaleLength() != 1 or params.ZeroPointLength() != 1:
-      raise _NotPatchable('a tensor quantized per channel')
+    channels = params.ScaleLength()
+    if params.ZeroPointLength() != channels or channels > 1 and (
+        params.QuantizedDimension() != 0 or
+        _shape(tensor)[:1] != (channels,)):
+      raise _NotPatchable('a tensor quantized per channel other than '
+                          'along axis 0')
     return _Quantization(params.ScaleAsNumpy(), params.ZeroPointAsNumpy())
 
   def _float(self, index: int) -> np.ndarray:
@@ -148,27 +177,30 @@ class _Template:
     data, params = self._data[index], self._params[index]
     if params is None:
       return data
-    return ((data.astype(np.float32) - params.zero_point[0]) *
-            params.scale[0]).astype(np.float32)
+    return ((data.astype(np.float32) -
+             params.along(params.zero_point, data.ndim)) *
+            params.along(params.scale, data.ndim)).astype(np.float32)
 
-  def _find(self, value: np.ndarray) -> Tuple[int, bool]:
+  def _find(self, value: np.ndarray
+            ) -> Tuple[int, Optional[Tuple[int, ...]]]:
     """The one constant holding `value` (to within its quantization step),
-    and whether transposed (FULLY_CONNECTED stores kernels [out, in])."""
-    layouts = [(value, False)] + ([(value.T, True)] if value.ndim == 2
-                                  else [])
+    and the axes that take `value` to its layout (kernels: _KERNEL_AXES)."""
+    layouts = [None] + ([_KERNEL_AXES[value.ndim]]
+                        if value.ndim in _KERNEL_AXES else [])
     found = []
     for index, data in self._data.items():
-      if data is None or data.dtype == np.int32 and (
-          self._params[index] is None):
+      params = self._params[index]
+      if data is None or data.dtype == np.int32 and params is None:
         continue
-      step = (0.0 if self._params[index] is None else
-              float(self._params[index].scale[0]))
-      for layout, transposed in layouts:
+      step = (0.0 if params is None else
+              params.along(params.scale, data.ndim).astype(np.float64))
+      for axes in layouts:
+        layout = value if axes is None else np.transpose(value, axes)
         # Half a step, and float rounding of large int32 biases.
         if data.shape == layout.shape and np.all(
             np.abs(self._float(index) - layout) <=
             0.51 * step + 1e-6 * np.abs(layout)):
-          found.append((index, transposed))
+          found.append((index, axes))
     if len(found) != 1:
       raise _NotPatchable(f'a {list(value.shape)} variable is held by '
                           f'{len(found)} constants, not one')
@@ -177,10 +209,12 @@ class _Template:
   def _op(self, op) -> _Op:
     code = self._model.OperatorCodes(op.OpcodeIndex())
     code = max(code.BuiltinCode(), code.DeprecatedBuiltinCode())
-    if code not in (_OPS.FULLY_CONNECTED, _OPS.MEAN, *_ELEMENTWISE, *_UNARY):
+    if code not in (*_WEIGHTED, _OPS.MEAN, *_SAME_SCALE, *_ELEMENTWISE,
+                    *_UNARY):
       raise _NotPatchable(f'operator {code} has no float twin here')
     activation, keep_dims = _ACTIVATIONS[
         schema.ActivationFunctionType.NONE], False
+    strides = (1, 1)
     if code in _FUSED_OPTIONS:
       options = _options(op, _FUSED_OPTIONS[code])
       if options.FusedActivationFunction() not in _ACTIVATIONS:
@@ -190,11 +224,14 @@ class _Template:
       if code == _OPS.FULLY_CONNECTED and options.WeightsFormat() != (
           schema.FullyConnectedOptionsWeightsFormat.DEFAULT):
         raise _NotPatchable('shuffled FULLY_CONNECTED weights')
+      if code == _OPS.CONV_2D:
+        strides = _conv_strides(options)
     if code == _OPS.MEAN:
       keep_dims = bool(_options(op, schema.ReducerOptions).KeepDims())
-    return _Op(code, tuple(int(i) for i in op.InputsAsNumpy()),
-               tuple(int(i) for i in op.OutputsAsNumpy()), activation,
-               keep_dims)
+    outputs = tuple(int(i) for i in op.OutputsAsNumpy())
+    return _Op(code, tuple(int(i) for i in op.InputsAsNumpy()), outputs,
+               activation, keep_dims, strides,
+               _shape(self._graph.Tensors(outputs[0])))
 
   def _check_int8_graph(self) -> None:
     """Every variable feeds one op that int8_rules can quantize it for, and
@@ -208,9 +245,18 @@ class _Template:
           raise _NotPatchable('operators are not in execution order')
         consumers.setdefault(index, []).append((op, position))
       available.update(op.outputs)
-      rank = len(_shape(self._graph.Tensors(op.inputs[0])))
+      input_shape = _shape(self._graph.Tensors(op.inputs[0]))
+      rank = len(input_shape)
       if op.code == _OPS.FULLY_CONNECTED and rank != 2:
         raise _NotPatchable('a FULLY_CONNECTED that flattens its input')
+      if op.code == _OPS.CONV_2D and rank != 4:
+        raise _NotPatchable('a CONV_2D not on [batch, h, w, c] input')
+      if op.code in _SAME_SCALE and (
+          input_shape[:1] != (1,) or op.output_shape[:1] != (1,) or
+          (self._params[op.inputs[0]] is None) !=
+          (self._params[op.outputs[0]] is None)):
+        raise _NotPatchable('a RESHAPE that moves the batch axis or '
+                            'changes type')
       if op.code == _OPS.MEAN and (self._data[op.inputs[1]] is None or 0 in
                                    np.mod(self._data[op.inputs[1]], rank)):
         raise _NotPatchable('a MEAN over the batch axis or unknown axes')
@@ -220,11 +266,11 @@ class _Template:
       if len(uses) != 1 or self._params[index] is None:
         raise _NotPatchable('a variable not used once, as a quantized input')
       op, position = uses[0]
-      if op.code == _OPS.FULLY_CONNECTED:
+      if op.code in _WEIGHTED:
         if position not in (1, 2) or not {op.inputs[1],
                                           op.inputs[2]} <= variables:
-          raise _NotPatchable('FULLY_CONNECTED weights and bias not both '
-                              'variables')
+          raise _NotPatchable(f'operator {op.code}: weights and bias not '
+                              'both variables')
       elif op.code not in _ELEMENTWISE:
         raise _NotPatchable(f'a variable feeding operator {op.code}')
 
@@ -244,18 +290,19 @@ class _Template:
               calibration_obs: np.ndarray) -> bytes:
     """The model holding `values` (one per variable, as the stand-ins), int8
     scales calibrated on `calibration_obs`."""
-    floats = {index: value.T if transposed else value
-              for (index, transposed), value in zip(self._slots, values)}
+    floats = {index: value if axes is None else np.transpose(value, axes)
+              for (index, axes), value in zip(self._slots, values)}
     if not self._int8:
       for index, value in floats.items():
         self._data[index][...] = value
       return bytes(self._buffer)
     scales = self._write_activation_params(floats, calibration_obs)
     for op in self._ops:
-      if op.code == _OPS.FULLY_CONNECTED and op.inputs[1] in floats:
+      if op.code in _WEIGHTED and op.inputs[1] in floats:
         weights, bias = op.inputs[1], op.inputs[2]
-        layer = int8_rules.quantize_fully_connected(
-            floats[weights], floats[bias], scales[op.inputs[0]])
+        quantize = (int8_rules.quantize_conv if op.code == _OPS.CONV_2D
+                    else int8_rules.quantize_fully_connected)
+        layer = quantize(floats[weights], floats[bias], scales[op.inputs[0]])
         self._data[weights][...] = layer.weights
         self._data[bias][...] = layer.bias
         self._params[weights].write(layer.weight_scale, 0)
@@ -288,6 +335,12 @@ class _Template:
         output = inputs[0] @ inputs[1].T
         if len(inputs) == 3:
           output = output + inputs[2]
+      elif op.code == _OPS.CONV_2D:
+        output = _conv2d(inputs[0], inputs[1], op.strides)
+        if len(inputs) == 3:
+          output = output + inputs[2]
+      elif op.code in _SAME_SCALE:
+        output = inputs[0].reshape((-1,) + op.output_shape[1:])
       elif op.code == _OPS.MEAN:
         output = np.mean(inputs[0], axis=tuple(int(a) for a in inputs[1]),
                          keepdims=op.keep_dims)
@@ -295,13 +348,16 @@ class _Template:
         output = _ELEMENTWISE[op.code](inputs[0], inputs[1])
       else:
         output = _UNARY[op.code](inputs[0])
-      output = op.activation(output).astype(np.float32)
+      output = op.activation(output).astype(np.float32, copy=False)
       index = op.outputs[0]
       tensors[index] = output
       params = self._params[index]
       if params is None:
         continue
-      if op.code not in _FIXED_RANGE:
+      if op.code in _SAME_SCALE:
+        source = self._params[op.inputs[0]]
+        params.write(source.scale, source.zero_point)
+      elif op.code not in _FIXED_RANGE:
         params.write(*int8_rules.activation_params(output.min(),
                                                    output.max()))
       scales[index] = params.scale[0]
@@ -321,6 +377,42 @@ class _Template:
       tolerance = 1 if np.issubdtype(view.dtype, np.integer) else 0
       if not np.allclose(view, expected, rtol=1e-5, atol=tolerance):
         raise _NotPatchable('patching disagrees with the TFLite converter')
+
+
+def _conv_strides(options) -> Tuple[int, int]:
+  """(height, width) strides of a CONV_2D the float twin can run."""
+  if options.Padding() != schema.Padding.VALID or (
+      options.DilationHFactor(), options.DilationWFactor()) != (1, 1):
+    raise _NotPatchable('a CONV_2D with SAME padding or dilation')
+  return options.StrideH(), options.StrideW()
+
+
+def _conv2d(inputs: np.ndarray, kernel: np.ndarray,
+            strides: Tuple[int, int]) -> np.ndarray:
+  """VALID convolution of NHWC `inputs` with an [out, h, w, in] kernel, as
+  matmuls over every output pixel's input patch (im2col)."""
+  out, height, width, channels = kernel.shape
+  inputs = np.ascontiguousarray(inputs)
+  batch, rows, columns, _ = inputs.shape
+  rows = (rows - height) // strides[0] + 1
+  columns = (columns - width) // strides[1] + 1
+  batch_step, row_step, column_step, channel_step = inputs.strides
+  # Patches [batch, rows, columns, h, w * in]: in NHWC a kernel row's
+  # w * in inputs lie side by side, so gathering them copies whole runs.
+  patches = np.lib.stride_tricks.as_strided(
+      inputs, (batch, rows, columns, height, width * channels),
+      (batch_step, strides[0] * row_step, strides[1] * column_step,
+       row_step, channel_step), writeable=False)
+  matrix = kernel.reshape(out, -1).T
+  output = np.empty((batch, rows, columns, out), np.float32)
+  # A few frames at a time, so each gathered block is still in cache when
+  # the matmul reads it (twice as fast at 256 frames).
+  size = rows * columns * matrix.shape[0]
+  chunk = max(1, _PATCH_CHUNK // size)
+  for start in range(0, batch, chunk):
+    np.matmul(patches[start:start + chunk].reshape(-1, matrix.shape[0]),
+              matrix, out=output[start:start + chunk].reshape(-1, out))
+  return output
 
 
 def _read_variables(policy: Callable[[tf.Tensor], tf.Tensor],

@@ -12,6 +12,7 @@ import tensorflow as tf
 from acme import specs
 from tensorflow.lite.python import schema_py_generated as schema
 
+from agents import a2c
 from launch.nodes.quantizer import rollout_observations
 from quarl import compression
 from quarl import envs
@@ -22,6 +23,10 @@ from quarl import quantization
 # MLP; TD3 and DQN: ReLU MLPs), at its default size, on a task of its kind.
 AGENTS = {'d4pg': 'gym:Pendulum-v1', 'td3': 'gym:Pendulum-v1',
           'dqn': 'gym:CartPole-v1'}
+# A2C's (and PPO's) export: the Nature CNN and a linear head, on pixels; its
+# compressible convs and dense layer as GST leaves them in each phase.
+CNN_GAME = 'ale:Breakout'
+CNN_PHASES = ('dense', 'circulant', 'sparse')
 
 
 @pytest.fixture(scope='module')
@@ -215,6 +220,110 @@ def test_patched_fp32_is_the_fresh_conversion_byte_for_byte(kind, probe):
     assert patched.route == 'patched'
     assert patched.model_bytes == fresh.model_bytes
     assert patched.max_abs_err <= 1e-5
+
+
+@pytest.fixture(scope='module')
+def breakout():
+  """(environment spec, 40 Breakout frames as flat floats): 32 to calibrate
+  on and 8 held out, few so that each conversion stays short."""
+  environment = envs.make_environment(CNN_GAME, 0)
+  frames = rollout_observations(environment, 40, np.random.default_rng(0))
+  return specs.make_environment_spec(environment), frames
+
+
+def _compressible(network):
+  return [m for m in network.submodules
+          if isinstance(m, compression.CompressibleKernel)]
+
+
+def _cnn_setup(breakout, phase):
+  """(A2C's exported policy with GST's layers in `phase`, its output layer,
+  calibration frames, held frames)."""
+  spec, frames = breakout
+  tf.random.set_seed(0)
+  network = a2c.AGENT_CLASS(spec, a2c.config_for_env(CNN_GAME)
+                            ).export_policy()
+  for layer in _compressible(network):
+    if phase == 'circulant':
+      layer.to_circulant(4)
+    elif phase == 'sparse':
+      layer.to_sparse(0.9)
+  actions = spec.actions.num_values
+  head = next(m for m in network.submodules
+              if isinstance(m, snt.Linear) and m.output_size == actions)
+  return network, head, frames[:32], frames[32:]
+
+
+def _constrained(change):
+  """`change`, then each GST layer's structure re-imposed, as the learner
+  does after every step."""
+  def constrained_change(network, head, calibration):
+    change(network, head, calibration)
+    for layer in _compressible(network):
+      layer.apply_constraint()
+  return constrained_change
+
+
+def _zero_conv_channel(network, head, calibration):
+  """A conv output channel pruned whole: TF 2.8 widens its range to +-5e-7,
+  a scale of 1e-6 / 254."""
+  del head, calibration
+  conv = [m for m in _compressible(network) if isinstance(m, snt.Conv2D)][0]
+  kernel = conv.w.numpy()
+  kernel[..., 0] = 0.0
+  conv.w.assign(kernel)
+
+
+def _huge_conv_bias(network, head, calibration):
+  """One conv channel's bias too large for int32 at its per-channel scale:
+  TF 2.8 enlarges that channel's scales and requantizes its weights."""
+  del head, calibration
+  conv = [m for m in _compressible(network) if isinstance(m, snt.Conv2D)][-1]
+  bias = conv.b.numpy()
+  bias[3] = 1e4
+  conv.b.assign(bias)
+
+
+@pytest.mark.parametrize('phase', CNN_PHASES)
+def test_patched_int8_cnn_equals_a_fresh_conversion(phase, breakout, probe):
+  network, head, calibration, held = _cnn_setup(breakout, phase)
+  rng = np.random.default_rng(0)
+  observation_size = calibration.shape[1]
+  publisher = quantization.PolicyPublisher(network, observation_size, 'int8',
+                                           probe=probe)
+  assert publisher.publish(calibration, held).route == 'converted'
+  changes = [_unchanged, _constrained(_perturb(rng)), _zero_conv_channel,
+             _huge_conv_bias, _constrained(_perturb(rng))]
+  for change in changes:
+    change(network, head, calibration)
+    calibration = calibration[rng.permutation(len(calibration))][:24]
+    patched = publisher.publish(calibration, held)
+    fresh = quantization.convert_policy(network, network.variables,
+                                        observation_size, 'int8',
+                                        calibration, held, probe=probe)
+    assert patched.route == 'patched', change.__name__
+    assert_same_int8_model(patched.model_bytes, fresh.model_bytes, held,
+                           probe)
+
+
+@pytest.mark.parametrize('phase', CNN_PHASES)
+def test_patched_fp32_cnn_is_the_fresh_conversion_byte_for_byte(phase,
+                                                                breakout,
+                                                                probe):
+  network, head, calibration, held = _cnn_setup(breakout, phase)
+  rng = np.random.default_rng(0)
+  observation_size = calibration.shape[1]
+  publisher = quantization.PolicyPublisher(network, observation_size, 'fp32',
+                                           probe=probe)
+  assert publisher.publish(calibration, held).route == 'converted'
+  for change in [_constrained(_perturb(rng)), _zero_conv_channel]:
+    change(network, head, calibration)
+    patched = publisher.publish(calibration, held)
+    fresh = quantization.convert_policy(network, network.variables,
+                                        observation_size, 'fp32',
+                                        calibration, held, probe=probe)
+    assert patched.route == 'patched'
+    assert patched.model_bytes == fresh.model_bytes
 
 
 @pytest.mark.parametrize('precision,sparse', [('fp16', False),
