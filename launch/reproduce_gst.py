@@ -54,20 +54,25 @@ METHODS = {
 
 # Per agent, the defaults of the flags below that are left unset. On-policy
 # learners consume exactly batch x unroll env steps per update (A2C 4 x 16,
-# PPO 8 x 16), so their schedules are short in learner steps.
+# PPO 8 x 16), so their schedules are short in learner steps; their four
+# actors make a batch's trajectories come from different games, and a
+# publish every 10 learner steps keeps the acting model close behind.
 AGENT_DEFAULTS = {
     'td3': dict(envs=['gym:HalfCheetah-v4'],
                 methods=['dense', 'prune', 'gst_B4_s1.0', 'gst_b4f_b2_s0.25'],
                 max_actor_steps=150_000, max_seconds=3000.0, seeds=['0', '1'],
-                prune_begin_step=5000, prune_end_step=90_000, eval_every=5000),
+                prune_begin_step=5000, prune_end_step=90_000, eval_every=5000,
+                num_actors=1, publish_period='5s'),
     'a2c': dict(envs=['ale:Breakout'],
                 methods=['dense', 'gst_B2_s1.0', 'prune_B2'],
                 max_actor_steps=400_000, max_seconds=3000.0, seeds=['0'],
-                prune_begin_step=500, prune_end_step=4500, eval_every=200),
+                prune_begin_step=500, prune_end_step=4500, eval_every=200,
+                num_actors=4, publish_period='10'),
     'ppo': dict(envs=['ale:Breakout'],
                 methods=['gst_B4_s1.0', 'dense'],
                 max_actor_steps=120_000, max_seconds=3000.0, seeds=['0'],
-                prune_begin_step=100, prune_end_step=650, eval_every=50),
+                prune_begin_step=100, prune_end_step=650, eval_every=50,
+                num_actors=4, publish_period='10'),
 }
 
 _AGENT = flags.DEFINE_enum('agent', 'td3', list(AGENT_DEFAULTS),
@@ -258,7 +263,9 @@ def main(argv):
       for method in methods:
         commands.append([
             f'--agent={_AGENT.value}', f'--env={env}',
-            '--actor_precision=int8', '--num_actors=1',
+            '--actor_precision=int8',
+            f'--num_actors={chosen["num_actors"]}',
+            f'--publish_period={chosen["publish_period"]}',
             f'--max_actor_steps={chosen["max_actor_steps"]}',
             f'--max_seconds={chosen["max_seconds"]}', f'--seed={seed}',
             f'--sparsity_final={_SPARSITY_FINAL.value}',

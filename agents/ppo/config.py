@@ -6,10 +6,11 @@ from agents.a2c.config import A2CConfig
 
 @dataclasses.dataclass
 class PPOConfig(A2CConfig):
-  """Schulman et al. 2017's Atari PPO as CleanRL runs it (A2C's Adam 2.5e-4,
+  """Schulman et al. 2017's Atari PPO as CleanRL runs it (Adam 2.5e-4,
   clip 0.1, GAE lambda 0.95, 4 epochs over each batch), with batches of
   `batch_size` trajectories of `unroll_length` steps sized for 2 cores."""
   batch_size: int = 8
+  learning_rate: float = 2.5e-4
   gae_lambda: float = 0.95
   num_epochs: int = 4
   clip_epsilon: float = 0.1
