@@ -70,8 +70,8 @@ AGENT_DEFAULTS = {
                 num_actors=4, publish_period='10'),
     'ppo': dict(envs=['ale:Breakout'],
                 methods=['gst_B4_s1.0', 'dense'],
-                max_actor_steps=120_000, max_seconds=3000.0, seeds=['0'],
-                prune_begin_step=100, prune_end_step=650, eval_every=50,
+                max_actor_steps=200_000, max_seconds=3000.0, seeds=['0'],
+                prune_begin_step=150, prune_end_step=1100, eval_every=50,
                 num_actors=4, publish_period='10'),
 }
 
