@@ -176,29 +176,44 @@ def assert_same_int8_model(patched, fresh, held, probe):
   assert np.max(np.abs(outputs - expected_outputs)) <= step * (1 + 255e-5)
 
 
+def _patched_and_fresh(network, head, calibration, held, precision, changes,
+                       probe, rng, calibration_size=None):
+  """After a first, converted publish: per change, (patched, fresh) models
+  of the changed network, the patched one's route checked; with
+  `calibration_size`, fresh calibration data each time, as from replay."""
+  observation_size = calibration.shape[1]
+  publisher = quantization.PolicyPublisher(network, observation_size,
+                                           precision, probe=probe)
+  before = [v.numpy() for v in network.variables]
+  assert publisher.publish(calibration, held).route == 'converted'
+  # The template came from stand-in weights; the network's are restored.
+  for variable, value in zip(network.variables, before):
+    np.testing.assert_array_equal(variable.numpy(), value)
+  pairs = []
+  for change in changes:
+    change(network, head, calibration)
+    if calibration_size:
+      calibration = calibration[rng.permutation(len(calibration))][
+          :calibration_size]
+    patched = publisher.publish(calibration, held)
+    fresh = quantization.convert_policy(network, network.variables,
+                                        observation_size, precision,
+                                        calibration, held, probe=probe)
+    assert patched.route == 'patched', change.__name__
+    pairs.append((patched, fresh))
+  return pairs
+
+
 @pytest.mark.parametrize('kind', sorted(AGENTS))
 def test_patched_int8_equals_a_fresh_conversion(kind, probe):
   network, head, calibration, held = _setup(kind)
   rng = np.random.default_rng(0)
-  observation_size = calibration.shape[1]
-  publisher = quantization.PolicyPublisher(network, observation_size, 'int8',
-                                           probe=probe)
-  assert publisher.publish(calibration, held).route == 'converted'
-  # The template came from stand-in weights; the network's are restored.
-  assert not any(np.any(v.numpy()) for v in network.trainable_variables
-                 if v.name.endswith('/b:0'))
   changes = [_unchanged, _perturb(rng), _perturb(rng), _prune_hidden,
              _saturate_head, _perturb(rng), _tiny_head_big_bias,
              _huge_head_bias, _perturb(rng), _dead_hidden_layer]
-  for change in changes:
-    change(network, head, calibration)
-    # Fresh calibration data each time, as from replay.
-    calibration = calibration[rng.permutation(len(calibration))][:200]
-    patched = publisher.publish(calibration, held)
-    fresh = quantization.convert_policy(network, network.variables,
-                                        observation_size, 'int8',
-                                        calibration, held, probe=probe)
-    assert patched.route == 'patched', change.__name__
+  pairs = _patched_and_fresh(network, head, calibration, held, 'int8',
+                             changes, probe, rng, calibration_size=200)
+  for patched, fresh in pairs:
     assert_same_int8_model(patched.model_bytes, fresh.model_bytes, held,
                            probe)
 
@@ -207,17 +222,9 @@ def test_patched_int8_equals_a_fresh_conversion(kind, probe):
 def test_patched_fp32_is_the_fresh_conversion_byte_for_byte(kind, probe):
   network, head, calibration, held = _setup(kind)
   rng = np.random.default_rng(0)
-  observation_size = calibration.shape[1]
-  publisher = quantization.PolicyPublisher(network, observation_size, 'fp32',
-                                           probe=probe)
-  assert publisher.publish(calibration, held).route == 'converted'
-  for _ in range(2):
-    _perturb(rng)(network, head, calibration)
-    patched = publisher.publish(calibration, held)
-    fresh = quantization.convert_policy(network, network.variables,
-                                        observation_size, 'fp32',
-                                        calibration, held, probe=probe)
-    assert patched.route == 'patched'
+  pairs = _patched_and_fresh(network, head, calibration, held, 'fp32',
+                             [_perturb(rng)] * 2, probe, rng)
+  for patched, fresh in pairs:
     assert patched.model_bytes == fresh.model_bytes
     assert patched.max_abs_err <= 1e-5
 
@@ -288,20 +295,11 @@ def _huge_conv_bias(network, head, calibration):
 def test_patched_int8_cnn_equals_a_fresh_conversion(phase, breakout, probe):
   network, head, calibration, held = _cnn_setup(breakout, phase)
   rng = np.random.default_rng(0)
-  observation_size = calibration.shape[1]
-  publisher = quantization.PolicyPublisher(network, observation_size, 'int8',
-                                           probe=probe)
-  assert publisher.publish(calibration, held).route == 'converted'
   changes = [_unchanged, _constrained(_perturb(rng)), _zero_conv_channel,
              _huge_conv_bias, _constrained(_perturb(rng))]
-  for change in changes:
-    change(network, head, calibration)
-    calibration = calibration[rng.permutation(len(calibration))][:24]
-    patched = publisher.publish(calibration, held)
-    fresh = quantization.convert_policy(network, network.variables,
-                                        observation_size, 'int8',
-                                        calibration, held, probe=probe)
-    assert patched.route == 'patched', change.__name__
+  for patched, fresh in _patched_and_fresh(
+      network, head, calibration, held, 'int8', changes, probe, rng,
+      calibration_size=24):
     assert_same_int8_model(patched.model_bytes, fresh.model_bytes, held,
                            probe)
 
@@ -312,17 +310,9 @@ def test_patched_fp32_cnn_is_the_fresh_conversion_byte_for_byte(phase,
                                                                 probe):
   network, head, calibration, held = _cnn_setup(breakout, phase)
   rng = np.random.default_rng(0)
-  observation_size = calibration.shape[1]
-  publisher = quantization.PolicyPublisher(network, observation_size, 'fp32',
-                                           probe=probe)
-  assert publisher.publish(calibration, held).route == 'converted'
-  for change in [_constrained(_perturb(rng)), _zero_conv_channel]:
-    change(network, head, calibration)
-    patched = publisher.publish(calibration, held)
-    fresh = quantization.convert_policy(network, network.variables,
-                                        observation_size, 'fp32',
-                                        calibration, held, probe=probe)
-    assert patched.route == 'patched'
+  changes = [_constrained(_perturb(rng)), _zero_conv_channel]
+  for patched, fresh in _patched_and_fresh(network, head, calibration, held,
+                                           'fp32', changes, probe, rng):
     assert patched.model_bytes == fresh.model_bytes
 
 
