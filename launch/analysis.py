@@ -21,6 +21,13 @@ def load_curve(run_dir: str) -> Curve:
           if r.get('episode_return') not in (None, '')]
 
 
+def late_return(curve: Curve, count: int) -> Optional[float]:
+  """Mean return of the curve's last `count` evaluations (None before
+  any)."""
+  returns = [value for _, value in curve][-count:]
+  return sum(returns) / len(returns) if returns else None
+
+
 def load_json_if_exists(path: str):
   if not os.path.exists(path):
     return None

@@ -117,9 +117,12 @@ def settings() -> Dict:
 
 
 FIELDS = ('agent', 'env', 'method', 'seed', 'average_cr', 'final_cr',
-          'final_network_cr', 'final_return', 'best_return',
+          'final_network_cr', 'final_return', 'best_return', 'last5_return',
           'dense_final_return', 'final_vs_dense', 'best_vs_dense',
-          'actor_steps', 'learner_steps', 'status')
+          'last5_vs_dense', 'actor_steps', 'learner_steps', 'status')
+# Evaluations averaged for the late return: one evaluation (3 episodes) is
+# noisy, Breakout's swinging from 0.7 to 10 between neighbours.
+LAST_EVALUATIONS = 5
 
 
 def _run_dir(out_dir, env, method, seed):
@@ -169,25 +172,31 @@ def compare_env(agent, out_dir, env, methods, seeds) -> Tuple[List[Dict], Dict,
         os.path.join(_run_dir(out_dir, env, m, seed), 'summary.json'))
                  for m in methods}
     dense = summaries.get('dense') or {}
+    curves = {m: analysis.load_curve(_run_dir(out_dir, env, m, seed))
+              for m, summary in summaries.items() if summary}
+    dense_late = (analysis.late_return(curves['dense'], LAST_EVALUATIONS)
+                  if 'dense' in curves else None)
     for method, summary in summaries.items():
       if not summary:
         continue
       run_dir = _run_dir(out_dir, env, method, seed)
       if seed == seeds[0]:
         cr_curves[method] = cr_curve(run_dir)
-        return_curves[method] = analysis.load_curve(run_dir)
+        return_curves[method] = curves[method]
+      late = analysis.late_return(curves[method], LAST_EVALUATIONS)
       rows.append(dict(
           agent=agent, env=env, method=method, seed=seed,
           average_cr=summary.get('average_cr'),
           final_cr=summary.get('final_cr'),
           final_network_cr=summary.get('final_network_cr'),
           final_return=summary['final_return'],
-          best_return=summary['best_return'],
+          best_return=summary['best_return'], last5_return=late,
           dense_final_return=dense.get('final_return'),
           final_vs_dense=relative(summary['final_return'],
                                   dense.get('final_return')),
           best_vs_dense=relative(summary['best_return'],
                                  dense.get('best_return')),
+          last5_vs_dense=relative(late, dense_late),
           actor_steps=summary['actor_steps'],
           learner_steps=summary['learner_steps'], status=summary['status']))
   return rows, cr_curves, return_curves
@@ -217,14 +226,17 @@ def write_results(agent, out_dir, envs, methods, seeds) -> List[Dict]:
     writer.writerows(all_rows)
   table = analysis.markdown_table(
       ('agent', 'env', 'method', 'seed', 'average CR', 'final CR',
-       'final CR (network)', 'final return', 'best return', 'final / dense',
-       'best / dense', 'learner steps'),
+       'final CR (network)', 'final return', 'best return',
+       'last-5 return', 'final / dense', 'best / dense', 'last-5 / dense',
+       'learner steps'),
       [(r['agent'], r['env'], r['method'], r['seed'],
         analysis.fmt(r['average_cr']),
         analysis.fmt(r['final_cr']), analysis.fmt(r['final_network_cr']),
         analysis.fmt(r['final_return'], 4), analysis.fmt(r['best_return'], 4),
+        analysis.fmt(r['last5_return'], 4),
         analysis.fmt(r['final_vs_dense']), analysis.fmt(r['best_vs_dense']),
-        r['learner_steps']) for r in all_rows])
+        analysis.fmt(r['last5_vs_dense']), r['learner_steps'])
+       for r in all_rows])
   with open(os.path.join(out_dir, 'results.md'), 'w') as handle:
     handle.write(
         '# GST reproduction\n\n'
@@ -233,6 +245,7 @@ def write_results(agent, out_dir, envs, methods, seeds) -> List[Dict]:
         'CR is over the compressed (hidden->hidden) layers unless marked '
         '"network" (which counts the dense first/last layers and biases). '
         'Average CR is the mean of the per-learner-step CR over the run. '
+        f'"Last-5" is the mean of the last {LAST_EVALUATIONS} evaluations. '
         '"/ dense" is the return relative to the dense run with the same '
         'seed and budget (n/a when the dense return is not positive).\n\n'
         f'{table}\n\n'
