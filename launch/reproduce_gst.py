@@ -57,6 +57,8 @@ METHODS = {
 # PPO 8 x 16), so their schedules are short in learner steps; their four
 # actors make a batch's trajectories come from different games, and a
 # publish every 10 learner steps keeps the acting model close behind.
+# num_actors and publish_period have no flag here: --train_args, passed
+# after them, overrides them (absl keeps a repeated flag's last value).
 AGENT_DEFAULTS = {
     'td3': dict(envs=['gym:HalfCheetah-v4'],
                 methods=['dense', 'prune', 'gst_B4_s1.0', 'gst_b4f_b2_s0.25'],

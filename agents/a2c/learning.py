@@ -12,7 +12,7 @@ then `num_epochs` gradient steps of policy loss + value loss - entropy bonus,
 each followed by the compression constraint. A2C's targets are V-trace's
 (IMPALA's, trfl's ops): on-policy they are exactly n-step returns and
 advantages, and where the acting model lagged the learner (it is published
-every few seconds) or its int8 logits differ, truncated importance weights
+once per publish period) or its int8 logits differ, truncated importance weights
 from the stored behaviour log-probabilities correct for it; uncorrected,
 Breakout's A2C diverged here (entropy 0 after 4,250 steps at lag ~50).
 PPO (agents/ppo/learning.py) changes the targets to GAE, the policy loss
