@@ -14,10 +14,15 @@ import abc
 import time
 from typing import Any, Callable, Dict, Optional
 
+import numpy as np
 import tensorflow as tf
 
 COMPILE_MODES = ('xla', 'graph')
 REPORT_EVERY_S = 1.0
+
+
+class NonFiniteLossError(FloatingPointError):
+  """A reported loss is NaN/Inf: every later step would train on garbage."""
 
 
 class SampleFeed:
@@ -90,3 +95,13 @@ class CompiledLearnerMixin(abc.ABC):
     self._unreported_steps, self._last_report = 0, now
     if fetches is not None:
       self._report_logger.write({**fetches, **counts})
+      _check_finite(fetches, counts)
+
+
+def _check_finite(fetches: Dict[str, Any], counts: Dict[str, Any]) -> None:
+  for name, value in fetches.items():
+    array = np.asarray(value)
+    if array.dtype.kind == 'f' and not np.all(np.isfinite(array)):
+      raise NonFiniteLossError(
+          f'{name} is not finite ({array.ravel()[:3]}) at learner step '
+          f'{counts.get("learner_steps")}')

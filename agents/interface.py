@@ -77,6 +77,9 @@ class Agent(abc.ABC):
 
   # 'continuous' or 'discrete': checked against the environment up front.
   action_kind: str
+  # 'vector' (flat float32) or 'pixel' (uint8 frame stacks): what the
+  # networks take, checked against the environment up front too.
+  observation_kind = 'vector'
   # On-policy agents learn from trajectories of the acting policy (a queue,
   # not a replay): their actors stamp the data with the learner step of the
   # model they act with, and behaviour() takes that step's source.

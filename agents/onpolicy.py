@@ -39,6 +39,7 @@ class OnPolicyAgent(interface.Agent):
   max_gradient_norm and calibration_size."""
 
   action_kind = 'discrete'
+  observation_kind = 'pixel'
   on_policy = True
 
   @abc.abstractmethod

@@ -19,11 +19,11 @@ import time
 import numpy as np
 import sonnet as snt
 import tensorflow as tf
-from absl import app
 from absl import flags
 from acme import specs
 
 from agents.d4pg import networks
+from launch import cli
 from launch.nodes.quantizer import rollout_observations
 from quarl import compression
 from quarl import envs
@@ -41,6 +41,13 @@ _CNN_ENV = flags.DEFINE_string(
     'Atari game whose frames feed the Nature-CNN rows; empty: no CNN rows.')
 _OUT = flags.DEFINE_string('out', 'benchmarks/results/actor_inference.csv',
                            'CSV of the table.')
+
+flags.register_validator('sizes', cli.widths_or_empty,
+                         'want comma-separated positive widths, e.g. 256,2048, '
+                         'or empty')
+for _name in ('obs_size', 'action_size', 'seconds'):
+  flags.register_validator(_name, cli.finite_positive,
+                           'must be a finite number > 0')
 
 PRECISIONS = ('fp32_tf',) + quantization.PRECISIONS
 
@@ -214,4 +221,4 @@ def main(argv):
 
 
 if __name__ == '__main__':
-  app.run(main)
+  cli.run_main(main, 'actor_inference')

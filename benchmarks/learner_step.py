@@ -18,13 +18,13 @@ import time
 
 import numpy as np
 import tensorflow as tf
-from absl import app
 from absl import flags
 from acme import specs
 from acme.utils import counting
 from acme.utils import loggers
 
 import agents
+from launch import cli
 from launch.nodes import threads
 from quarl import compression
 from quarl import envs
@@ -163,4 +163,4 @@ def main(argv):
 
 
 if __name__ == '__main__':
-  app.run(main)
+  cli.run_main(main, 'learner_step')

@@ -18,11 +18,11 @@ import time
 
 import numpy as np
 import tensorflow as tf
-from absl import app
 from absl import flags
 from acme import specs
 
 from agents.d4pg import networks
+from launch import cli
 from quarl import litert
 from quarl import quantization
 from quarl.quantization import patcher
@@ -38,6 +38,11 @@ _PRECISION = flags.DEFINE_enum('precision', 'int8',
                                'Model precision (one that patches).')
 _PUBLISHES = flags.DEFINE_integer('publishes', 20,
                                   'Timed publishes per route.')
+flags.register_validator(
+    'obs_sizes', lambda sizes: cli.widths_or_empty(','.join(sizes)),
+    'want comma-separated positive sizes, e.g. 3,24, or empty')
+for _name in ('width', 'action_size', 'publishes'):
+  flags.register_validator(_name, cli.finite_positive, 'must be > 0')
 _CALIBRATION = 256  # As the quantizer node: calibration and held rows.
 _HELD = 64
 
@@ -139,4 +144,4 @@ def main(argv):
 
 
 if __name__ == '__main__':
-  app.run(main)
+  cli.run_main(main, 'publish_cost')

@@ -20,12 +20,12 @@ import os
 
 import numpy as np
 import tensorflow as tf
-from absl import app
 from absl import flags
 from acme import specs
 from acme.tf import networks as acme_networks
 
 from agents.d4pg import networks
+from launch import cli
 from launch.nodes.quantizer import rollout_observations
 from quarl import envs
 from quarl import quantization
@@ -153,4 +153,4 @@ def main(argv):
 
 
 if __name__ == '__main__':
-  app.run(main)
+  cli.run_main(main, 'squash_fidelity')

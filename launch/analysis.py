@@ -11,6 +11,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from launch import run_dir as run_dir_lib
+from quarl import carbon
 
 Curve = List[Tuple[float, float]]  # (wall_time_s, episode_return)
 
@@ -59,19 +60,18 @@ def emissions_at(run_dir: str, seconds: Optional[float]
   """(energy kWh, CO2 kg) the run had used `seconds` into it.
 
   codecarbon appends cumulative rows (every flush) with the seconds since
-  the tracker started; we interpolate linearly between them. The tracker
-  starts with the program, so this is energy *to* a point such as the time
-  to target, which is what ActorQ's CO2 claim compares.
+  the tracker started; a resumed run's tracker starts again from zero, so
+  the rows are first put on the whole run's clock (quarl/carbon/segments.py)
+  and then interpolated linearly. The tracker starts with the program, so
+  this is energy *to* a point such as the time to target, which is what
+  ActorQ's CO2 claim compares.
   """
-  rows = run_dir_lib.read_csv(os.path.join(run_dir, 'emissions.csv'))
-  points = [(float(r['duration']), float(r['energy_consumed']),
-             float(r['emissions'])) for r in rows if r.get('duration')]
+  points = carbon.cumulative_points(run_dir)
   if seconds is None or not points:
     return None, None
-  times = [p[0] for p in points]
-  energy = float(np.interp(seconds, times, [p[1] for p in points]))
-  co2 = float(np.interp(seconds, times, [p[2] for p in points]))
-  return energy, co2
+  times, energy, co2 = zip(*points)
+  return (float(np.interp(seconds, times, energy)),
+          float(np.interp(seconds, times, co2)))
 
 
 def ratio(baseline: Optional[float], value: Optional[float]) -> Optional[float]:

@@ -5,11 +5,19 @@ parsing argv, and so other entry points (reproduce scripts, notebooks) build
 configs the same way.
 """
 import dataclasses
+import functools
+import math
+import os
+import sys
 import time
-from typing import Any, Dict, Sequence
+from typing import Any, Callable, Dict, Sequence
+
+from absl import app
+from absl import flags
 
 from agents import AGENT_NAMES
 import agents
+from agents import interface as agent_interface
 from agents.compiled import COMPILE_MODES
 from launch import baselines
 from launch import hosts
@@ -26,10 +34,50 @@ from quarl import envs
 LAUNCH_TYPES = ('local_mp', 'local_mt', 'hosts')
 # Hyper-parameter presets every agent's config_for_env understands.
 PRESETS = ('small', 'paper')
+# Every seed consumer takes it (gym and numpy want >= 0, ALE an int32).
+MAX_SEED = 2**31 - 1
 
 
 class UsageError(ValueError):
   """Bad command-line input: printed as one line, exit code 2."""
+
+
+def usage_exit(prog: str, message: str) -> None:
+  print(f'{prog}: error: {message}', file=sys.stderr, flush=True)
+  sys.exit(2)
+
+
+def run_main(main: Callable, prog: str) -> None:
+  """absl's app.run for every entry point, where an unknown flag or an
+  unparsable value is one `PROG: error:` line and exit 2 (absl's own report
+  is a FATAL banner and exit 1), and help exits 0."""
+  app.run(main, flags_parser=functools.partial(_parse_flags, prog))
+
+
+def _parse_flags(prog: str, argv):
+  try:
+    rest = flags.FLAGS(argv)
+  except flags.Error as error:
+    usage_exit(prog, str(error).splitlines()[0])
+  except SystemExit as done:
+    # absl's --help* flags print usage, then exit 1 mid-parse: not an error.
+    sys.exit(0 if done.code == 1 else done.code)
+  if len(rest) > 1:
+    usage_exit(prog, f'unexpected arguments: {" ".join(rest[1:])}')
+  return rest
+
+
+def finite_positive(value) -> bool:
+  """An absl validator for numeric flags: nan, inf and <= 0 are refused."""
+  return value is not None and 0 < value < math.inf
+
+
+def widths_or_empty(text: str) -> bool:
+  """An absl validator: comma-separated positive widths, or '' for none."""
+  try:
+    return not text or bool(parse_layers('widths', text))
+  except UsageError:
+    return False
 
 
 def _choice(flag: str, value: str, choices: Sequence[str]) -> str:
@@ -40,11 +88,44 @@ def _choice(flag: str, value: str, choices: Sequence[str]) -> str:
 
 
 def _positive(flag: str, value, allow_none: bool = False):
+  """A number > 0 and finite: nan passes a plain `<= 0` test, and an inf
+  budget or ratio never ends or never holds."""
   if value is None and allow_none:
     return None
-  if value is None or value <= 0:
+  if value is None or math.isnan(value) or value <= 0:
     raise UsageError(f'--{flag}={value} must be > 0')
+  if math.isinf(value):
+    raise UsageError(f'--{flag}={value} must be finite')
   return value
+
+
+def _check_overrides(overrides: Dict[str, Any]) -> None:
+  """Replay and critic knobs that would only fail (or never end) later."""
+  for flag in ('batch_size', 'min_replay_size', 'samples_per_insert'):
+    _positive(flag, overrides.get(flag), allow_none=True)
+  vmin, vmax = overrides.get('vmin'), overrides.get('vmax')
+  for flag, value in (('vmin', vmin), ('vmax', vmax)):
+    if value is not None and not math.isfinite(value):
+      raise UsageError(f'--{flag}={value} must be finite')
+
+
+def _check_agent_config(agent_config) -> None:
+  """What the agent will build from its config, built now: a D4PG support
+  with vmin < vmax, and the learner table's Reverb rate limiter (the one
+  the replay node would make, so its refusal is not a replay.log line)."""
+  vmin, vmax = (getattr(agent_config, 'vmin', None),
+                getattr(agent_config, 'vmax', None))
+  if vmin is not None and vmin >= vmax:
+    raise UsageError(f'--vmin={vmin} must be below --vmax={vmax}')
+  if hasattr(agent_config, 'min_replay_size'):
+    spi = getattr(agent_config, 'samples_per_insert', None)
+    try:
+      agent_interface.rate_limiter(agent_config.min_replay_size, spi)
+    except ValueError as error:
+      raise UsageError(
+          f'--min_replay_size={agent_config.min_replay_size} with '
+          f'--samples_per_insert={spi}: Reverb refuses the rate limiter: '
+          f'{str(error).splitlines()[0]}') from error
 
 
 def _country(code: str) -> str:
@@ -93,26 +174,36 @@ def make_run_config(*, agent: str, env: str, actor_precision: str,
                     country_iso_code: str = 'USA',
                     preset: str = 'small',
                     resume: bool = False, hosts_file: str = None,
-                    max_restarts: int = 3) -> RunConfig:
+                    max_restarts: int = 3,
+                    stall_timeout_s: float = 120.0) -> RunConfig:
   """Validates every value; raises UsageError naming the first bad one."""
   _choice('agent', agent, AGENT_NAMES)
   _choice('actor_precision', actor_precision, ACTOR_PRECISIONS)
   _choice('launch_type', launch_type, LAUNCH_TYPES)
   _choice('learner_compile', learner_compile, COMPILE_MODES)
   _choice('network', network, NETWORK_MODES)
+  if network == 'isolated' and launch_type == 'hosts':
+    raise UsageError('--network=isolated cannot go with --launch_type=hosts: '
+                     'nodes on other hosts need the hosts\' shared network '
+                     '(the default --network=auto uses it)')
   _positive('num_actors', num_actors)
   _positive('max_seconds', max_seconds)
+  if not 0 <= seed <= MAX_SEED:
+    raise UsageError(f'--seed={seed}: want an integer in [0, {MAX_SEED}]')
   _positive('max_actor_steps', max_actor_steps, allow_none=True)
   _positive('eval_episodes', eval_episodes)
   if eval_every < 0:
     raise UsageError(f'--eval_every={eval_every} must be >= 0')
   if max_restarts < 0:
     raise UsageError(f'--max_restarts={max_restarts}: want 0 or more')
+  _positive('stall_timeout_s', stall_timeout_s)
   if (launch_type == 'hosts') != bool(hosts_file):
     raise UsageError('--hosts=FILE goes with --launch_type=hosts, and only '
                      'with it')
   if not run_dir:
     raise UsageError('--run_dir is required')
+  # A quoted ~ reaches us unexpanded; it means the home directory.
+  run_dir = os.path.expanduser(run_dir)
   _choice('compression', compression.kind, COMPRESSION_KINDS)
   try:
     envs.validate_environment_name(env)
@@ -123,11 +214,13 @@ def make_run_config(*, agent: str, env: str, actor_precision: str,
   except ValueError as error:
     raise UsageError(str(error)) from error
   _choice('preset', preset, PRESETS)
+  _check_overrides(agent_overrides)
   agent_config = make_agent_config(agent, env, agent_overrides, preset)
   if launch_type == 'local_mt' and hasattr(agent_config, 'samples_per_insert'):
     # A thread blocked in a rate-limited Reverb call cannot be stopped, so
     # threaded runs use a min-size limiter only (replay ratio uncontrolled).
     agent_config = dataclasses.replace(agent_config, samples_per_insert=None)
+  _check_agent_config(agent_config)
   if hosts_file:
     try:
       hosts.load(hosts_file,
@@ -136,13 +229,19 @@ def make_run_config(*, agent: str, env: str, actor_precision: str,
       raise UsageError(str(error)) from error
   agent_class, _ = agents.lookup(agent)
   try:
-    kind = envs.action_kind(envs.make_environment(env, seed))
+    environment = envs.make_environment(env, seed)
   except envs.EnvironmentBuildError as error:
     raise UsageError(str(error)) from error
+  kind = envs.action_kind(environment)
   if kind != agent_class.action_kind:
     raise UsageError(
         f'--env={env} has {kind} actions but --agent={agent} needs '
         f'{agent_class.action_kind} actions')
+  observations = envs.observation_kind(environment)
+  if observations != agent_class.observation_kind:
+    raise UsageError(
+        f'--env={env} has {observations} observations but --agent={agent} '
+        f'needs {agent_class.observation_kind} observations')
   if compression.kind == 'gst' and compression.reward_reference is None:
     # GST's pause band is measured from the random policy's return (the
     # episodes summary.json's baseline_returns repeats at the end).
@@ -158,6 +257,7 @@ def make_run_config(*, agent: str, env: str, actor_precision: str,
       publish_sparse=publish_sparse,
       launch_type=launch_type, learner_compile=learner_compile,
       pin_cpus=pin_cpus, network=network, hosts_file=hosts_file,
-      max_restarts=max_restarts, resume=resume, agent_config=agent_config,
+      max_restarts=max_restarts, stall_timeout_s=stall_timeout_s,
+      resume=resume, agent_config=agent_config,
       compression=compression, country_iso_code=_country(country_iso_code),
       start_time=time.time())

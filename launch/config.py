@@ -1,5 +1,6 @@
 """The resolved settings of one run: a plain object the nodes receive."""
 import dataclasses
+import math
 from typing import Any, Optional
 
 ACTOR_PRECISIONS = ('fp32_tf', 'fp32', 'fp16', 'dynamic_int8', 'int8')
@@ -20,7 +21,7 @@ class PublishPeriod:
       value = float(text[:-1] if unit == 'seconds' else text)
     except ValueError:
       value = -1.0
-    if value <= 0:
+    if not 0 < value < math.inf:  # nan and inf too: never publish.
       raise ValueError(
           f'--publish_period={text!r}: want a positive number of learner '
           'steps (e.g. 500) or seconds with an s suffix (e.g. 5s)')
@@ -88,13 +89,14 @@ class RunConfig:
   hosts_file: Optional[str] = None
   # Restarts of each actor, evaluator or quantizer that dies.
   max_restarts: int = 3
+  # A quantizer without a heartbeat for this long is restarted as stalled.
+  stall_timeout_s: float = 120.0
   # How the learner's step compiles: 'xla' (jit_compile) or 'graph'.
   learner_compile: str = 'xla'
   # Give the learner cores of its own (launch/nodes/threads.py).
   pin_cpus: bool = False
   # Requested network: auto, isolated or host (launch/network.py).
   network: str = 'auto'
-  checkpoint_period_s: float = 300.0
   resume: bool = False
   agent_config: Any = None
   compression: CompressionConfig = CompressionConfig()

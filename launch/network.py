@@ -6,7 +6,9 @@ networking lets any host that reaches this machine run code in the learner.
 The launcher therefore re-executes itself inside a new network namespace
 with only loopback up (as root, or through a user namespace where the
 kernel allows it); every node process inherits it, files land on the host
-as before, and none of the run's ports exists outside it.
+as before, and none of the run's ports exists outside it. Where no namespace
+can be made the launcher refuses to start: host networking is only ever the
+explicit --network=host.
 """
 import fcntl
 import os
@@ -18,20 +20,47 @@ import sys
 from typing import List, Optional, Sequence
 
 MODES = ('auto', 'isolated', 'host')
-# Set in the re-executed launcher (and inherited by its nodes): which
-# network the run is on.
+# Set by the launcher for its re-executed self (and inherited by the nodes):
+# 'isolated' is believed only where the namespace checks out (no interface
+# but loopback up), and no value turns isolation off.
 ENV_VAR = 'QUARL_NETWORK'
 
 _SIOCGIFFLAGS, _SIOCSIFFLAGS, _IFF_UP = 0x8913, 0x8914, 0x1
 
 
 class IsolationError(RuntimeError):
-  """--network=isolated on a machine that allows no private namespace."""
+  """No private namespace where one is needed, or a QUARL_NETWORK the
+  launcher did not set."""
+
+
+def _interface_flags(sock: socket.socket, name: str) -> int:
+  request = struct.pack('16sH14s', name.encode(), 0, bytes(14))
+  return struct.unpack('16sH', fcntl.ioctl(sock, _SIOCGIFFLAGS,
+                                           request)[:18])[1]
+
+
+def interfaces_up() -> List[str]:
+  """Names of this process's network namespace's interfaces that are up.
+
+  Asked of the kernel through a socket, which lives in the caller's
+  namespace (/sys/class/net shows the namespace sysfs was mounted in)."""
+  up = []
+  with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+    for _, name in socket.if_nameindex():
+      try:
+        if _interface_flags(sock, name) & _IFF_UP:
+          up.append(name)
+      except OSError:  # Gone since it was listed: not up.
+        pass
+  return up
 
 
 def current() -> str:
-  """'isolated' inside the private namespace, else 'host'."""
-  return os.environ.get(ENV_VAR, 'host')
+  """'isolated' inside the launcher's private namespace, else 'host'."""
+  if (os.environ.get(ENV_VAR) == 'isolated' and
+      set(interfaces_up()) <= {'lo'}):
+    return 'isolated'
+  return 'host'
 
 
 def unshare_prefix() -> Optional[List[str]]:
@@ -51,29 +80,30 @@ def unshare_prefix() -> Optional[List[str]]:
 
 def enter(mode: str, argv: Sequence[str]) -> None:
   """Re-executes `python -m launch.train argv[1:]` in a private network
-  namespace when `mode` asks for one and the machine allows it (never
-  returns then); otherwise returns, to run on host networking.
+  namespace unless `mode` is 'host' (never returns then); returns inside
+  that namespace, or for 'host'.
 
   Raises:
-    IsolationError: mode 'isolated' where no namespace can be made.
+    IsolationError: 'auto' or 'isolated' where no namespace can be made
+      (only --network=host runs on host networking), or QUARL_NETWORK set
+      from outside.
   """
-  if ENV_VAR in os.environ:  # Already re-executed (or told where to run).
+  if current() == 'isolated':  # The re-executed launcher.
     return
+  if ENV_VAR in os.environ:
+    raise IsolationError(
+        f'{ENV_VAR}={os.environ[ENV_VAR]} is set, but this process is not '
+        'in the launcher\'s private network namespace; unset it (only '
+        '--network=host opts out of isolation)')
   if mode == 'host':
-    os.environ[ENV_VAR] = 'host'
     return
   prefix = unshare_prefix()
   if prefix is None:
-    if mode == 'isolated':
-      raise IsolationError(
-          '--network=isolated: this machine allows no private network '
-          'namespace (unshare --net failed, also through a user namespace); '
-          'use --network=host')
-    print('train: warning: cannot isolate the run\'s network here (unshare '
-          'failed); running on host networking, where its Courier and Reverb '
-          'ports are reachable from the network', file=sys.stderr, flush=True)
-    os.environ[ENV_VAR] = 'host'
-    return
+    raise IsolationError(
+        f'--network={mode}: this machine allows no private network '
+        'namespace (unshare --net failed, also through a user namespace); '
+        'pass --network=host to run on host networking, where the run\'s '
+        'Courier and Reverb ports are reachable from the network')
   environment = dict(os.environ, **{ENV_VAR: 'isolated'})
   command = prefix + ['--', sys.executable, '-m', 'launch.train',
                       *argv[1:]]
@@ -85,8 +115,6 @@ def enter(mode: str, argv: Sequence[str]) -> None:
 def bring_up_loopback() -> None:
   """A new namespace starts with lo down: nodes could not reach each other."""
   with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
-    request = struct.pack('16sH14s', b'lo', 0, bytes(14))
-    flags = struct.unpack('16sH', fcntl.ioctl(sock, _SIOCGIFFLAGS,
-                                              request)[:18])[1]
+    flags = _interface_flags(sock, 'lo')
     fcntl.ioctl(sock, _SIOCSIFFLAGS,
                 struct.pack('16sH14s', b'lo', flags | _IFF_UP, bytes(14)))

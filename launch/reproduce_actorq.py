@@ -14,18 +14,21 @@ random + 0.9 * (best - random), where best is the best evaluation return any
 precision reached in that comparison and random the random-policy return.
 """
 import csv
+import math
 import os
 import statistics
 import sys
 
-from absl import app
 from absl import flags
 
+from agents import AGENT_NAMES
 from launch import analysis
+from launch import cli
 from launch import run_dir as run_dir_lib
 from launch import summary as summary_lib
 from launch import sweep
 from launch.config import ACTOR_PRECISIONS
+from quarl import envs
 
 SMALL_TASKS = ('d4pg:gym:Pendulum-v1', 'dqn:gym:CartPole-v1')
 PAPER_TASKS = (
@@ -52,6 +55,15 @@ _FRACTION = flags.DEFINE_float('target_fraction', 0.9,
                                'Target = random + f * (best - random).')
 _EXTRA = flags.DEFINE_list('train_args', [],
                            'Extra launch.train flags, e.g. --publish_period=2s')
+for _name in ('max_seconds', 'num_actors'):
+  flags.register_validator(_name, cli.finite_positive,
+                           'must be a finite number > 0')
+flags.register_validator('target_fraction', lambda f: 0 < f <= 1,
+                         'must be in (0, 1]')
+flags.register_validator(
+    'seeds', lambda seeds: all(s.isdigit() and int(s) <= cli.MAX_SEED
+                               for s in seeds),
+    f'want comma-separated integers in [0, {cli.MAX_SEED}]')
 
 BASELINE = 'fp32_tf'
 FIELDS = ('task', 'seed', 'precision', 'target_return', 'time_to_target_s',
@@ -69,9 +81,26 @@ def _run_dir(out_dir, task, seed, precision):
 
 
 def parse_task(entry: str):
-  """'AGENT:ENV[@SECONDS]' -> (task, budget seconds or None)."""
+  """'AGENT:ENV[@SECONDS]' -> (task, budget seconds or None).
+
+  Raises:
+    ValueError: an unknown agent or environment, or a budget that is not a
+      finite number of seconds > 0; before any of the sweep's runs starts.
+  """
   task, _, seconds = entry.partition('@')
-  return task, float(seconds) if seconds else None
+  agent, _, env = task.partition(':')
+  if agent not in AGENT_NAMES or not env:
+    raise ValueError(f'--tasks entry {entry!r}: want AGENT:ENV[@SECONDS], '
+                     f'AGENT one of {", ".join(AGENT_NAMES)}')
+  envs.validate_environment_name(env)
+  try:
+    budget = float(seconds) if seconds else None
+  except ValueError:
+    budget = -1.0
+  if budget is not None and not 0 < budget < math.inf:
+    raise ValueError(f'--tasks entry {entry!r}: the budget after @ must be '
+                     'a finite number of seconds > 0')
+  return task, budget
 
 
 def _load_summary(run_dir):
@@ -250,12 +279,14 @@ def main(argv):
   entries = PAPER_TASKS if _FULL.value else tuple(_TASKS.value)
   for precision in _PRECISIONS.value:
     if precision not in ACTOR_PRECISIONS:
-      print(f'reproduce_actorq: error: unknown precision {precision!r}; '
-            f'choose from {", ".join(ACTOR_PRECISIONS)}', file=sys.stderr)
-      sys.exit(2)
+      cli.usage_exit('reproduce_actorq', f'unknown precision {precision!r}; '
+                     f'choose from {", ".join(ACTOR_PRECISIONS)}')
+  try:
+    parsed = [parse_task(entry) for entry in entries]
+  except ValueError as error:
+    cli.usage_exit('reproduce_actorq', str(error))
   commands, run_dirs, tasks = [], [], []
-  for entry in entries:
-    task, seconds = parse_task(entry)
+  for task, seconds in parsed:
     tasks.append(task)
     agent, env = task.split(':', 1)
     for seed in _SEEDS.value:
@@ -275,4 +306,4 @@ def main(argv):
 
 
 if __name__ == '__main__':
-  app.run(main)
+  cli.run_main(main, 'reproduce_actorq')

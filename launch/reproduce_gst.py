@@ -19,9 +19,9 @@ import os
 import sys
 from typing import Dict, List, Tuple
 
-from absl import app
 from absl import flags
 
+from launch import cli
 from launch import analysis
 from launch import run_dir as run_dir_lib
 from launch import sweep
@@ -270,8 +270,7 @@ def main(argv):
     for env in envs:
       quarl_envs.validate_environment_name(env)
   except ValueError as error:
-    print(f'reproduce_gst: error: {error}', file=sys.stderr)
-    sys.exit(2)
+    cli.usage_exit('reproduce_gst', str(error))
   commands, run_dirs = [], []
   for seed in seeds:
     for env in envs:
@@ -296,4 +295,4 @@ def main(argv):
 
 
 if __name__ == '__main__':
-  app.run(main)
+  cli.run_main(main, 'reproduce_gst')

@@ -5,9 +5,11 @@ several node processes can share a file without interleaving lines, and a
 killed run leaves every completed row on disk.
 """
 import csv
+import fcntl
 import io
 import json
 import os
+import socket
 import tempfile
 from typing import Any, Dict, Mapping, Sequence
 
@@ -34,28 +36,121 @@ class RunDirError(ValueError):
   """The run directory cannot be used as asked."""
 
 
+# Written into every directory prepare_run_dir hands to a run: --overwrite
+# empties only directories that carry it (or a run's files from before it).
+MARKER = '.quarl_run'
+# Held (flock) by the launcher for its lifetime; says `host pid`.
+LOCK_FILE = 'LOCK'
+# What an emptied or never-started run directory still holds.
+_BOOKKEEPING = (MARKER, LOCK_FILE)
+# run_dir -> descriptor of its held LOCK, open until this process ends.
+_HELD_LOCKS: Dict[str, int] = {}
+
+
 def prepare_run_dir(path: str, overwrite: bool, resume: bool = False) -> str:
-  """Creates run_dir, refusing to clobber a previous run's files."""
+  """Creates run_dir, locked for this process, refusing to clobber anything.
+
+  Every refusal comes before anything is written or deleted: a directory a
+  live launcher holds; a non-empty one without --overwrite or --resume; and
+  an --overwrite of a directory no run made. A run made it when it holds
+  MARKER or, from before the marker, config.json with summary.json or
+  evaluator.csv. /, the home and current directories and their parents are
+  never emptied.
+  """
   path = os.path.abspath(os.path.expanduser(path))
+  if overwrite and resume:
+    raise RunDirError('--overwrite and --resume exclude each other: '
+                      '--overwrite empties the run that --resume continues')
   if os.path.exists(path) and not os.path.isdir(path):
     raise RunDirError(f'--run_dir {path} exists and is not a directory')
-  if os.path.isdir(path) and os.listdir(path) and not (overwrite or resume):
+  _refuse_if_locked(path)  # In use says more than any rule below.
+  names = contents(path)
+  if names and not (overwrite or resume):
     raise RunDirError(f'--run_dir {path} is not empty; pass --overwrite to '
                       'replace it or --resume to continue it')
-  if overwrite and not resume and os.path.isdir(path):
-    _clear_dir(path)
+  if overwrite and names:
+    _check_ours(path, names)
   try:
     os.makedirs(path, exist_ok=True)
-    probe = tempfile.NamedTemporaryFile(dir=path)
-    probe.close()
+    lock(path)
+    if overwrite:
+      _clear_dir(path)
+    with open(os.path.join(path, MARKER), 'w') as handle:
+      handle.write('made by launch.train; --overwrite may empty it\n')
   except OSError as error:
     raise RunDirError(f'--run_dir {path} is not writable: {error}') from error
   return path
 
 
+def contents(path: str) -> Sequence[str]:
+  """What is in `path` besides our bookkeeping ([] if it does not exist)."""
+  if not os.path.isdir(path):
+    return []
+  return [name for name in os.listdir(path) if name not in _BOOKKEEPING]
+
+
+def lock(path: str) -> None:
+  """Holds path/LOCK until this process ends, so a second launcher on the
+  same run fails instead of clearing its STOP file or its results; flock
+  dies with its holder, so a crashed run leaves no stale lock."""
+  if path in _HELD_LOCKS:
+    return
+  fd = os.open(os.path.join(path, LOCK_FILE), os.O_RDWR | os.O_CREAT, 0o644)
+  try:
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+  except BlockingIOError:
+    error = _in_use(path, fd)
+    os.close(fd)
+    raise error from None
+  os.ftruncate(fd, 0)
+  os.write(fd, f'{socket.gethostname()} {os.getpid()}\n'.encode())
+  _HELD_LOCKS[path] = fd
+
+
+def _refuse_if_locked(path: str) -> None:
+  """lock()'s refusal, without writing anything (path may be no run's)."""
+  lock_path = os.path.join(path, LOCK_FILE)
+  if path in _HELD_LOCKS or not os.path.isfile(lock_path):
+    return
+  try:
+    fd = os.open(lock_path, os.O_RDONLY)
+  except OSError:
+    return  # Unreadable: not a lock of ours; the rules below decide.
+  try:
+    fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+  except BlockingIOError:
+    raise _in_use(path, fd) from None
+  finally:
+    os.close(fd)
+
+
+def _in_use(path: str, fd: int) -> RunDirError:
+  holder = os.pread(fd, 256, 0).decode(errors='replace').split()
+  by = (f'pid {holder[1]} on {holder[0]}' if len(holder) == 2
+        else 'another launcher')
+  return RunDirError(f'--run_dir {path} is in use by {by}')
+
+
+def _check_ours(path: str, names: Sequence[str]) -> None:
+  """--overwrite deletes everything: only ever a run's own directory."""
+  real = os.path.realpath(path)
+  for anchor in (os.getcwd(), os.path.expanduser('~')):
+    anchor = os.path.realpath(anchor)
+    if anchor == real or anchor.startswith(real.rstrip(os.sep) + os.sep):
+      raise RunDirError(f'--overwrite of {path}: it is the current or home '
+                        'directory or one above them; not emptying it')
+  legacy_run = CONFIG_JSON in names and (SUMMARY_JSON in names or
+                                         EVALUATOR_CSV in names)
+  if not (os.path.exists(os.path.join(path, MARKER)) or legacy_run):
+    raise RunDirError(f'--overwrite of {path}: it holds files no run wrote; '
+                      'not emptying it')
+
+
 def _clear_dir(path: str) -> None:
   import shutil  # pylint: disable=g-import-not-at-top
   for name in os.listdir(path):
+    if name == LOCK_FILE:
+      continue  # Ours now: removing it would let a second launcher in.
     full = os.path.join(path, name)
     if os.path.isdir(full) and not os.path.islink(full):
       shutil.rmtree(full)

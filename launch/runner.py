@@ -4,13 +4,14 @@ Shared by launch/train.py, the reproduce scripts and the notebooks, so each
 gets the same run-directory contract and the same end-of-run behaviour.
 """
 import dataclasses
+import functools
 import json
 import os
 import signal
 import sys
 import threading
 import time
-from typing import Any, Dict, Tuple
+from typing import Any, Dict, Optional, Tuple
 
 import launchpad as lp
 from absl import flags
@@ -25,11 +26,14 @@ from launch import summary as summary_lib
 from launch import supervisor
 from launch.config import RunConfig
 from launch.nodes import common
+from launch.nodes import quantizer as quantizer_node
+from launch.nodes import threads
 from launch.program import build_program
 from quarl import carbon
 
 EXIT_OK, EXIT_FAILED, EXIT_INTERRUPTED = 0, 1, 130
 TERMINATION_NOTICE_S = 30
+BUDGET_BACKSTOP_S = 120.0
 
 # Quiet children: TF C++ info/warnings from every node drown the progress.
 _NODE_ENVIRONMENT = {'TF_CPP_MIN_LOG_LEVEL': '2', 'MUJOCO_GL': 'disable',
@@ -50,6 +54,8 @@ def _versions() -> Dict[str, str]:
 
 
 def write_config(config: RunConfig) -> None:
+  """Rewritten by every launch: a resume's identity was checked equal to
+  the file's (launch/resume.py), so only what may change changes."""
   payload = {'run': dataclasses.asdict(config), 'versions': _versions(),
              'argv': sys.argv}
   run_dir_lib.write_json_atomic(
@@ -66,6 +72,8 @@ def _create_csv_headers(run_dir: str) -> None:
 
 
 def _budget_reached(config: RunConfig) -> bool:
+  if stop.reason(config.run_dir) == stop.BUDGET_SPENT:
+    return True  # The evaluator's or the launcher's budget stop.
   rows = run_dir_lib.read_csv(
       os.path.join(config.run_dir, run_dir_lib.EVALUATOR_CSV))
   if not rows:
@@ -93,19 +101,49 @@ def _launch_and_wait(config: RunConfig) -> supervisor.Outcome:
           else hosts.local_plan(groups))
   return supervisor.Supervisor(
       program, plan, config.run_dir, dict(_NODE_ENVIRONMENT, TMPDIR=node_tmp),
-      config.max_restarts, errors_log).run()
+      config.max_restarts, errors_log, deadline=budget_deadline(config),
+      stalled=functools.partial(_stalled, config)).run()
+
+
+def _stalled(config: RunConfig, group: str,
+             seconds_running: float) -> Optional[str]:
+  """A quantizer silent for --stall_timeout_s (its heartbeat: publishes,
+  and a beat a second while it waits) is stalled; beats from before this
+  process started don't count."""
+  if group != 'quantizer':
+    return None
+  silent = quantizer_node.seconds_since_heartbeat(config.run_dir)
+  silent = seconds_running if silent is None else min(silent,
+                                                      seconds_running)
+  if silent <= config.stall_timeout_s:
+    return None
+  return f'no heartbeat for {silent:.0f} s'
+
 
 
 def _launch_threads(program, config: RunConfig) -> supervisor.Outcome:
-  """local_mt: Launchpad's threads; a stop request (file) or Ctrl-C ends
-  them through Launchpad's own stop."""
+  """local_mt: Launchpad's threads, stopped in the same two waves as
+  processes: on a stop request the worker threads end first (the learner
+  saving into replay and counter), then the services, then Launchpad's own
+  stop ends the servers. Ctrl-C is Launchpad's (its stop event)."""
   flags.FLAGS.lp_termination_notice_secs = TERMINATION_NOTICE_S
+  stop.reset_in_process()
+  threads.apply_in_process()
   manager = lp.launch(program, launch_type='local_mt',
                       serialize_py_nodes=False)
+  deadline = budget_deadline(config)
 
   def relay_stop():
-    while not manager.stop_event().wait(0.5):
+    while not manager.stop_event().wait(supervisor.POLL_S):
+      if time.time() > deadline:
+        stop.request(config.run_dir, stop.BUDGET_SPENT)
       if stop.reason(config.run_dir) is not None:
+        stop.stop_workers_in_process()
+        wave_end = time.time() + supervisor.WAVE_TIMEOUT_S
+        while stop.running_workers() and time.time() < wave_end:
+          time.sleep(supervisor.POLL_S)
+        stop.request_services(config.run_dir)
+        manager.stop_event().wait(stop.GRACE_S)  # The services' own stop.
         os.kill(os.getpid(), signal.SIGTERM)  # Launchpad's stop, in-process.
         return
     stop.request(config.run_dir, 'interrupted')
@@ -120,9 +158,17 @@ def _launch_threads(program, config: RunConfig) -> supervisor.Outcome:
                             {}, {})
 
 
+def budget_deadline(config: RunConfig) -> float:
+  """When the launcher ends the run itself if the evaluator has not: the
+  wall-clock budget plus room for the final evaluation."""
+  return config.start_time + config.max_seconds + BUDGET_BACKSTOP_S + (
+      0.1 * config.max_seconds)
+
+
 def _energy_figures(config: RunConfig, tracker) -> Dict[str, Any]:
-  """Host energy/CO2 plus per-node CPU seconds and the energy they imply."""
-  figures = tracker.summary()
+  """Host energy/CO2 over every segment of the run (a resume adds one),
+  plus per-node CPU seconds and the energy they imply."""
+  figures = tracker.run_summary()
   cpu_seconds = carbon.read_node_cpu_seconds(config.run_dir)
   figures['node_cpu_seconds'] = cpu_seconds
   figures['energy_kwh_by_node_type'] = carbon.split_energy_by_node_type(
@@ -152,6 +198,12 @@ def _elapsed_s(run_dir: str) -> float:
 def run(config: RunConfig, show_progress: bool = True,
         measure_baselines: bool = True) -> Tuple[Dict[str, Any], int]:
   """Launches, waits, summarizes. run_dir must already be prepared."""
+  reference = None
+  if measure_baselines:  # Before the run's clock: not part of its budget.
+    measuring = time.time()
+    reference = baselines.for_run(config.run_dir, config.env, config.seed)
+    config = dataclasses.replace(
+        config, start_time=config.start_time + time.time() - measuring)
   if config.resume:  # Wall time and budgets count the whole run.
     config = dataclasses.replace(
         config, start_time=time.time() - _elapsed_s(config.run_dir))
@@ -168,8 +220,11 @@ def run(config: RunConfig, show_progress: bool = True,
   try:
     outcome = _launch_and_wait(config)
   finally:
-    tracker.stop()
-    launcher_cpu.close()
+    for close in (tracker.stop, launcher_cpu.close):
+      try:
+        close()
+      except OSError as error:  # A full disk: the summary still follows.
+        print(f'[launcher] {error}', file=sys.stderr, flush=True)
   if reporter:
     reporter.stop()
   _remove_if_empty(os.path.join(config.run_dir, 'tmp'))
@@ -183,17 +238,21 @@ def run(config: RunConfig, show_progress: bool = True,
                restarts_by_node={k: v for k, v in outcome.restarts.items()
                                  if v},
                hosts=outcome.hosts)
-  if measure_baselines and status != 'interrupted':
-    extra['baseline_returns'] = baselines.baseline_returns(
-        config.env, seed=config.seed)
+  if reference:
+    extra['baseline_returns'] = reference
   extra.update(_energy_figures(config, tracker))
   extra['segment_wall_s'] = round(time.time() - start, 1)
   summary = summary_lib.build_summary(
       config, time.time() - config.start_time, status, extra)
-  run_dir_lib.write_json_atomic(
-      os.path.join(config.run_dir, run_dir_lib.SUMMARY_JSON), summary)
-  code = {'completed': EXIT_OK, 'failed': EXIT_FAILED}.get(status,
-                                                           EXIT_INTERRUPTED)
+  try:
+    run_dir_lib.write_json_atomic(
+        os.path.join(config.run_dir, run_dir_lib.SUMMARY_JSON), summary)
+  except OSError as error:  # A full disk: the table below still says it all.
+    summary.update(status='failed', status_detail=(
+        f'{summary.get("status_detail", "")} (summary.json not written: '
+        f'{error})').strip())
+  code = {'completed': EXIT_OK, 'failed': EXIT_FAILED}.get(
+      summary['status'], EXIT_INTERRUPTED)
   return summary, code
 
 
@@ -202,6 +261,8 @@ def format_summary(summary: Dict[str, Any]) -> str:
   baseline = summary.get('baseline_returns') or {}
   rows = [
       ('status', summary['status']),
+      *([('why', summary['status_detail'])] if summary.get('status_detail')
+        else []),
       ('agent / env', f"{summary['agent']} / {summary['env']}"),
       ('actor precision', summary['actor_precision']),
       ('final return', _fmt(summary['final_return'])),

@@ -11,22 +11,44 @@ launcher's pid, which means nothing on another machine).
   that turns the file (or Launchpad's SIGTERM) into the node's stop event and
   ends the process `grace_s` later, even when it is blocked inside Reverb,
   after saving what it must (the learner's checkpoint, the counter's counts).
-* The launcher (launch/supervisor.py) stops nodes in two waves: everything
-  but replay and counter first, so the learner can checkpoint the replay
-  table and flush its counts while both still serve; then replay and counter.
+* The launcher (launch/supervisor.py, or launch/runner.py under local_mt)
+  stops nodes in two waves: everything but replay and counter first, so the
+  learner can checkpoint the replay table and flush its counts while both
+  still serve; then replay and counter.
+* Nothing on the stop path waits without a deadline: RPCs made while
+  stopping go through `bounded()`, and every node also watches the
+  launcher's lease (run_dir/LEASE, renewed every second): a launcher that
+  died without a word still ends its nodes.
 """
 import os
 import threading
 import time
-from typing import Callable, Optional
+from typing import Callable, Optional, Set
 
 import launchpad as lp
+from absl import logging
 
 STOP_FILE = 'STOP'
 # The second wave: written by the launcher once every other node is gone.
 SERVICES_STOP_FILE = 'STOP.services'
 BUDGET_SPENT = 'budget spent'
+UNREADABLE_REASON = 'stop'  # A STOP file with no reason in it.
 GRACE_S = 5.0
+# The launcher renews LEASE every LEASE_RENEW_S; nodes that see it older
+# than LEASE_TIMEOUT_S stop (services a wave later).
+LEASE_FILE = 'LEASE'
+LEASE_RENEW_S = 1.0
+LEASE_TIMEOUT_S = 15.0
+LAUNCHER_LOST = 'failed: the launcher stopped renewing its lease'
+# Deadline of one RPC made while stopping (a save, a last count).
+STOP_RPC_TIMEOUT_S = 10.0
+
+# This process's first-wave stop: set by the watcher, read by requested().
+# Under local_mt every worker node shares it, while Launchpad's own stop
+# event (which ends the Courier and Reverb servers) waits for the second.
+_stopping = threading.Event()
+_running_workers: Set[str] = set()
+_running_lock = threading.Lock()
 
 
 def path(run_dir: str) -> str:
@@ -48,29 +70,107 @@ def _create_once(file_path: str, text: str) -> None:
     fd = os.open(file_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
   except FileExistsError:
     return
-  with os.fdopen(fd, 'w') as handle:
-    handle.write(f'{text}\n{time.time()}\n')
+  try:
+    with os.fdopen(fd, 'w') as handle:
+      handle.write(f'{text}\n{time.time()}\n')
+  except OSError as error:  # A full disk: the empty file still stops.
+    logging.error('stop reason %r not written: %s', text, error)
 
 
 def reason(run_dir: str) -> Optional[str]:
   """Why the run was asked to stop, or None while it runs."""
   try:
     with open(path(run_dir)) as handle:
-      return handle.readline().strip() or 'stop'
+      return handle.readline().strip() or UNREADABLE_REASON
   except FileNotFoundError:
     return None
 
 
 def clear(run_dir: str) -> None:
   """Before a (resumed) launch: a stale file would stop it at once."""
-  for name in (STOP_FILE, SERVICES_STOP_FILE):
+  for name in (STOP_FILE, SERVICES_STOP_FILE, LEASE_FILE):
     if os.path.exists(os.path.join(run_dir, name)):
       os.remove(os.path.join(run_dir, name))
 
 
 def requested(timeout_s: float = 0.0) -> bool:
   """True once this node was asked to stop (waits up to `timeout_s`)."""
-  return lp.wait_for_stop(timeout_s)
+  return _stopping.wait(timeout_s) or lp.wait_for_stop(0)
+
+
+def reset_in_process() -> None:
+  """Before a threaded (local_mt) launch: no stop left from an earlier one."""
+  _stopping.clear()
+
+
+def stop_workers_in_process() -> None:
+  """local_mt's first wave: every worker thread's requested() turns true."""
+  _stopping.set()
+
+
+class running:  # pylint: disable=invalid-name
+  """Marks a worker node's main loop as running (local_mt's first wave
+  waits for these to end before the services stop)."""
+
+  def __init__(self, name: str):
+    self._name = name
+
+  def __enter__(self):
+    with _running_lock:
+      _running_workers.add(self._name)
+
+  def __exit__(self, *unused):
+    with _running_lock:
+      _running_workers.discard(self._name)
+
+
+def running_workers() -> Set[str]:
+  with _running_lock:
+    return set(_running_workers)
+
+
+def bounded(fn: Callable[[], object], what: str,
+            timeout_s: float = STOP_RPC_TIMEOUT_S) -> bool:
+  """Runs `fn` (an RPC on the stop path) with a deadline: True if it ended
+  in time; a call still blocked (its peer gone) is logged and left behind
+  on a daemon thread rather than waited on."""
+  errors = []
+
+  def call():
+    try:
+      fn()
+    except Exception as error:  # pylint: disable=broad-except
+      errors.append(error)
+
+  thread = threading.Thread(target=call, daemon=True, name=f'bounded-{what}')
+  thread.start()
+  thread.join(timeout_s)
+  if thread.is_alive():
+    logging.warning('%s: no answer in %.0f s; not waiting for it', what,
+                    timeout_s)
+    return False
+  if errors:
+    logging.warning('%s failed: %s', what, errors[0])
+    return False
+  return True
+
+
+def renew_lease(run_dir: str) -> None:
+  """The launcher's heartbeat: its nodes stop when it stops renewing."""
+  lease = os.path.join(run_dir, LEASE_FILE)
+  with open(lease, 'a'):
+    pass
+  os.utime(lease)
+
+
+def lease_expired(run_dir: str, timeout_s: float = LEASE_TIMEOUT_S) -> bool:
+  """True when the launcher's lease exists and was not renewed in time (no
+  lease at all: a node run outside a launcher, e.g. in a test)."""
+  try:
+    return time.time() - os.path.getmtime(
+        os.path.join(run_dir, LEASE_FILE)) > timeout_s
+  except FileNotFoundError:
+    return False
 
 
 def watch(run_dir: str, in_process: bool,
@@ -78,22 +178,30 @@ def watch(run_dir: str, in_process: bool,
           grace_s: float = GRACE_S, service: bool = False) -> None:
   """Starts the node's stop watcher (call from the node's main thread).
 
-  Sets the node's stop event when run_dir/STOP appears (a service: when
-  STOP.services does), so `requested()` answers for both signals. Out of
-  process, also ends the process `grace_s` later (every CSV row is already on
-  disk; `before_exit` may save state; a service saves first, while its main
-  loop still serves); in process (local_mt: one launcher process) it only
-  sets the event.
+  Sets the node's stop when run_dir/STOP appears (a service: when
+  STOP.services does) or the launcher's lease expires (a service: twice the
+  timeout, so the learner can still save into it), so `requested()` answers
+  for every signal. Out of process, also ends the process `grace_s` later
+  (every CSV row is already on disk; `before_exit` may save state; a service
+  saves first, while its main loop still serves); in process (local_mt: one
+  launcher process) a worker only sets the shared first-wave stop, and a
+  service, after saving, Launchpad's stop event (the second wave).
   """
   stop_event = lp.stop_event()  # Only reachable from the node's own thread.
   trigger = os.path.join(run_dir,
                          SERVICES_STOP_FILE if service else STOP_FILE)
+  lease_timeout_s = LEASE_TIMEOUT_S * (2 if service else 1)
 
   def run():
     while not (stop_event.wait(0.5) or os.path.exists(trigger)):
-      pass
+      if lease_expired(run_dir, lease_timeout_s):
+        request(run_dir, LAUNCHER_LOST)
+        break
     if service and before_exit:
       before_exit()
+    _stopping.set()
+    if in_process and not service:
+      return  # The launcher's relay ends the servers after this wave.
     stop_event.set()
     if in_process:
       return

@@ -8,15 +8,22 @@ peers through Launchpad's address binding, here a fixed host:port per node.
 What Launchpad's local launcher does not do, this does: restart an actor,
 evaluator or quantizer that dies (up to `max_restarts` each), stop the run
 when a replay, counter or learner dies, and stop in two waves (launch/stop.py).
+It also keeps the run bounded when parts of it go quiet: a node whose
+heartbeat stalls (`stalled`) is killed and restarted like a dead one, the
+wall-clock budget is enforced here too (`deadline`), and the launcher's own
+death ends its nodes: a parent-death signal for local ones, the lease
+(launch/stop.py) for remote ones.
 """
+import ctypes
 import dataclasses
 import functools
 import os
+import shutil
 import signal
 import subprocess
 import tempfile
 import time
-from typing import Dict, List, Optional, Sequence
+from typing import Callable, Dict, List, Optional, Sequence
 
 import launchpad as lp
 import portpicker
@@ -25,14 +32,24 @@ from launchpad import context
 
 from launch import hosts as hosts_lib
 from launch import stop
+from launch.nodes import threads
 from launch.nodes.common import RESTARTABLE_GROUPS
 
 # Serve the others to the end: stopped in the second wave.
 SERVICE_GROUPS = ('replay', 'counter')
 WAVE_TIMEOUT_S = 45.0
+# Less free space under run_dir than this ends the run as failed.
+MIN_FREE_BYTES = 4 << 20
 POLL_S = 0.2
 RESTARTS_LOG_PREFIX = '--- '
 LP_STOP_REASON = 'lp.stop()'
+_PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent() -> None:
+  """preexec_fn: the child gets SIGTERM when the process that started it
+  dies (even by SIGKILL), so a dead launcher leaves no node behind."""
+  ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 class _HostPort(lp_address.AbstractAddressBuilder):
@@ -57,8 +74,10 @@ class _Node:
   process: Optional[subprocess.Popen] = None
   restarts: int = 0
   done: bool = False
+  started_at: float = 0.0
 
   def start(self) -> None:
+    self.started_at = time.time()
     command = self.command
     if self.host.prefix:  # A remote shell starts it: carry env and cwd along.
       command = (list(self.host.prefix) + ['env', '-C', os.getcwd()] +
@@ -68,7 +87,8 @@ class _Node:
       self.process = subprocess.Popen(
           command, env=dict(os.environ, **self.env), stdout=log,
           stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-          start_new_session=True)  # The terminal's Ctrl-C is ours to relay.
+          start_new_session=True,  # The terminal's Ctrl-C is ours to relay.
+          preexec_fn=die_with_parent)
 
   def kill(self) -> None:
     if self.process and self.process.poll() is None:
@@ -126,6 +146,9 @@ def _bind_and_build(program: lp.Program, plan: hosts_lib.HostsPlan,
                            os.path.join(log_dir, f'{name}.log')))
   finally:
     tempfile.tempdir = default_tmp
+  for node in built:  # Each node sizes its threads for its host's share.
+    node.env[threads.HOST_NODES_ENV] = threads.host_nodes_value(
+        [peer.group for peer in built if peer.host == node.host])
   return built
 
 
@@ -134,18 +157,29 @@ class Supervisor:
 
   def __init__(self, program: lp.Program, plan: hosts_lib.HostsPlan,
                run_dir: str, node_env: Dict[str, str], max_restarts: int,
-               errors_log: str):
+               errors_log: str, deadline: Optional[float] = None,
+               stalled: Optional[Callable[[str, float], Optional[str]]] = None):
+    """`deadline`: time.time() past which the launcher itself ends the run
+    as budget spent (the evaluator normally does, earlier);
+    `stalled(group, seconds_running)`: why a node of that group, running
+    for that long, counts as stalled, or None."""
     self._run_dir = run_dir
     self._max_restarts = max_restarts
     self._errors_log = errors_log
+    self._deadline = deadline
+    self._stalled = stalled or (lambda group, seconds_running: None)
     self._nodes = _bind_and_build(program, plan, run_dir, node_env)
     self._interrupts = 0
+    self._requested = None  # The first stop this launcher asked for.
+
+  def _request(self, reason: str) -> None:
+    self._requested = self._requested or reason
+    stop.request(self._run_dir, reason)
 
   def _on_signal(self, signum, frame) -> None:
     del frame
     self._interrupts += 1
-    stop.request(self._run_dir, 'interrupted' if signum == signal.SIGINT
-                 else 'terminated')
+    self._request('interrupted' if signum == signal.SIGINT else 'terminated')
     if self._interrupts > 1:  # A second Ctrl-C: no more waiting.
       for node in self._nodes:
         node.kill()
@@ -154,43 +188,67 @@ class Supervisor:
     with open(self._errors_log, 'a') as handle:
       handle.write(f'{RESTARTS_LOG_PREFIX}{line}\n')
 
-  def _handle_exit(self, node: _Node, code: int) -> None:
-    """A node ended while the run goes on: restart it or stop the run."""
+  def _handle_exit(self, node: _Node, how: str) -> None:
+    """A node ended (`how`) while the run goes on: restart it or stop the
+    run."""
     if node.group in RESTARTABLE_GROUPS and (
         node.restarts < self._max_restarts):
       node.restarts += 1
-      self._log(f'{node.name} exited with code {code}; restart '
+      self._log(f'{node.name} {how}; restart '
                 f'{node.restarts}/{self._max_restarts}')
       node.start()
       return
     node.done = True
     why = (f'after {node.restarts} restarts' if node.group
            in RESTARTABLE_GROUPS else 'which the run cannot lose')
-    stop.request(self._run_dir, f'failed: node {node.name} exited with code '
-                 f'{code} ({why})')
+    self._request(f'failed: node {node.name} {how} ({why})')
+
+  def _watch(self) -> None:
+    """One pass over the nodes while the run goes on."""
+    for node in self._nodes:
+      if node.done or stop.reason(self._run_dir) is not None:
+        return
+      code = node.process.poll()
+      if code is not None:
+        self._handle_exit(node, f'exited with code {code}')
+        continue
+      stalled = self._stalled(node.group, time.time() - node.started_at)
+      if stalled:
+        node.kill()
+        node.process.wait()
+        self._handle_exit(node, f'stalled ({stalled})')
+    if self._deadline and time.time() > self._deadline:
+      self._request(stop.BUDGET_SPENT)
+    free = shutil.disk_usage(self._run_dir).free
+    if free < MIN_FREE_BYTES:  # Saves would fail: stop while state is whole.
+      self._request(f'failed: no space left on device for {self._run_dir} '
+                    f'({free} bytes free)')
 
   def _stopping_wave(self, nodes: Sequence[_Node], timeout_s: float) -> None:
     deadline = time.time() + timeout_s
     while time.time() < deadline and any(
         n.process.poll() is None for n in nodes):
+      stop.renew_lease(self._run_dir)  # Still here: nobody stops on its own.
       time.sleep(POLL_S)
     for node in nodes:
       node.kill()
       node.process.wait()
 
   def run(self) -> Outcome:
-    handlers = _install({signal.SIGINT: self._on_signal,
-                         signal.SIGTERM: self._on_signal})
+    handlers = install_signal_handlers(
+        {signum: self._on_signal for signum in (signal.SIGINT, signal.SIGTERM,
+                                                signal.SIGHUP)})
     try:
+      stop.renew_lease(self._run_dir)
       for node in self._nodes:
         node.start()
+      last_renewal = time.time()
       while stop.reason(self._run_dir) is None:
-        for node in self._nodes:
-          code = node.process.poll()
-          if not node.done and code is not None and (
-              stop.reason(self._run_dir) is None):
-            self._handle_exit(node, code)
+        self._watch()
         time.sleep(POLL_S)
+        if time.time() - last_renewal >= stop.LEASE_RENEW_S:
+          stop.renew_lease(self._run_dir)
+          last_renewal = time.time()
       workers = [n for n in self._nodes if n.group not in SERVICE_GROUPS]
       services = [n for n in self._nodes if n.group in SERVICE_GROUPS]
       self._stopping_wave(workers, WAVE_TIMEOUT_S)
@@ -199,9 +257,11 @@ class Supervisor:
     finally:
       for node in self._nodes:
         node.kill()
-      _install(handlers)
-    return outcome(stop.reason(self._run_dir),
-                   {n.name: n.restarts for n in self._nodes},
+      install_signal_handlers(handlers)
+    reason = stop.reason(self._run_dir)
+    if reason == stop.UNREADABLE_REASON and self._requested:
+      reason = self._requested  # Its file could not be written (full disk).
+    return outcome(reason, {n.name: n.restarts for n in self._nodes},
                    {n.name: n.host.name for n in self._nodes})
 
 
@@ -214,7 +274,7 @@ def outcome(reason: str, restarts: Dict[str, int],
   return Outcome(status, '', restarts, hosts)
 
 
-def _install(handlers):
+def install_signal_handlers(handlers):
   """Installs signal handlers where allowed (the main thread); returns the
   previous ones."""
   previous = {}

@@ -1,12 +1,25 @@
 """Runs launch.train once per configuration, one after another, with
 progress (run i of N, elapsed, ETA). Each run is its own process: Launchpad
-keeps global launch state, so programs are not launched twice in one."""
+keeps global launch state, so programs are not launched twice in one.
+
+A Ctrl-C (or SIGTERM/SIGHUP) of the sweep reaches the running child once,
+as the interrupt its launcher handles (it saves and writes its summary), and
+the sweep waits for it; the child also dies with the sweep (a parent-death
+signal), so a killed sweep leaves no run behind."""
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
 from typing import List, Sequence
+
+from launch import supervisor
+
+# How long an interrupted child may take to save and write its summary.
+CHILD_STOP_TIMEOUT_S = 180.0
+
+from launch import resume as resume_lib
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -15,8 +28,9 @@ def run_all(commands: Sequence[List[str]], run_dirs: Sequence[str],
             log=print) -> List[int]:
   """Runs `python -m launch.train <args>` for each entry; returns exit codes.
 
-  A completed run is skipped and an interrupted one continues (--resume),
-  so a sweep stopped midway picks up where it stopped.
+  A completed run is skipped and an interrupted one continues (--resume;
+  one that saved no state starts over), so a sweep stopped midway picks up
+  where it stopped.
   """
   codes = []
   start = time.time()
@@ -32,21 +46,58 @@ def run_all(commands: Sequence[List[str]], run_dirs: Sequence[str],
       log('[sweep]   already done, skipped')
       codes.append(0)
       continue
-    resume = status is not None or os.path.isdir(
-        os.path.join(run_dir, 'checkpoints', 'learner'))
+    # A run that stopped before saving its state starts over.
+    resume = resume_lib.missing_state(run_dir) is None
     executed += 1
     os.makedirs(os.path.dirname(run_dir), exist_ok=True)
     with open(os.path.join(os.path.dirname(run_dir),
                            os.path.basename(run_dir) + '.log'), 'a') as out:
-      process = subprocess.run(
+      code = _run_child(
           [sys.executable, '-m', 'launch.train', *args,
            f'--run_dir={run_dir}', '--resume' if resume else '--overwrite'],
-          cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, check=False)
-    codes.append(process.returncode)
-    if process.returncode:
-      log(f'[sweep]   exit code {process.returncode}; see {run_dir}.log')
+          out)
+    codes.append(code)
+    if code:
+      log(f'[sweep]   exit code {code}; see {run_dir}.log')
   log(f'[sweep] done in {(time.time() - start) / 60:.1f} min')
   return codes
+
+
+def _run_child(command: List[str], out) -> int:
+  """Runs one launch.train to its end; an interrupt of the sweep is relayed
+  to it as SIGINT, waited for, then raised (KeyboardInterrupt)."""
+  process = subprocess.Popen(
+      command, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
+      stdin=subprocess.DEVNULL, start_new_session=True,  # Ctrl-C: ours.
+      preexec_fn=supervisor.die_with_parent)
+  interrupted = []
+
+  def relay(signum, frame):
+    del frame
+    if not interrupted:
+      interrupted.append(signum)
+      process.send_signal(signal.SIGINT)
+
+  previous = supervisor.install_signal_handlers(
+      {signum: relay for signum in (signal.SIGINT, signal.SIGTERM,
+                                    signal.SIGHUP)})
+  kill_at = None
+  try:
+    while True:
+      try:
+        code = process.wait(timeout=1.0)
+        break
+      except subprocess.TimeoutExpired:
+        if interrupted and kill_at is None:
+          kill_at = time.time() + CHILD_STOP_TIMEOUT_S
+        if kill_at and time.time() > kill_at:
+          process.kill()
+  finally:
+    supervisor.install_signal_handlers(previous)
+  if interrupted:
+    raise KeyboardInterrupt(f'sweep interrupted; the run stopped with exit '
+                            f'code {code}')
+  return code
 
 
 def _status(run_dir: str):

@@ -11,12 +11,12 @@ Exit codes: 0 budget reached; 1 a node failed; 2 bad input (nothing started);
 """
 import sys
 
-from absl import app
 from absl import flags
 
 from agents import AGENT_NAMES
 from launch import cli
 from launch import network
+from launch import resume
 from launch import run_dir as run_dir_lib
 from launch import runner
 from launch.config import ACTOR_PRECISIONS
@@ -46,12 +46,15 @@ _PUBLISH_PERIOD = flags.DEFINE_string(
     'Quantize + publish every N learner steps (e.g. 500) or seconds (5s).')
 _SEED = flags.DEFINE_integer('seed', 0, 'Seed for TF, envs and exploration.')
 _RUN_DIR = flags.DEFINE_string('run_dir', None, 'Where the run writes.')
-_OVERWRITE = flags.DEFINE_bool('overwrite', False,
-                               'Replace a non-empty --run_dir.')
+_OVERWRITE = flags.DEFINE_bool(
+    'overwrite', False, 'Empty --run_dir first; only a directory a previous '
+    'run made, and never one a live run holds.')
 _RESUME = flags.DEFINE_bool(
     'resume', False, 'Continue the run in --run_dir where it stopped: '
     'learner, replay contents, counts, wall time, GST state and quantizer '
-    'epoch. Budgets (--max_seconds, --max_actor_steps) count the whole run.')
+    'epoch. Budgets (--max_seconds, --max_actor_steps) count the whole run; '
+    'settings that make the run what it is (agent, env, precision, seed, '
+    'actors, compression, hyper-parameters) must match its config.json.')
 _EVAL_EPISODES = flags.DEFINE_integer('eval_episodes', 3,
                                       'Episodes per evaluation.')
 _EVAL_EVERY = flags.DEFINE_integer(
@@ -68,7 +71,9 @@ _PUBLISH_SPARSE = flags.DEFINE_bool(
 _NETWORK = flags.DEFINE_string(
     'network', 'auto', f'{network.MODES}: run in a private network namespace '
     '(only loopback; nothing reachable from outside), or on host networking. '
-    'auto isolates where the machine allows and warns where it does not.')
+    'auto and isolated refuse to start where the machine allows no '
+    'namespace; host is the explicit opt-out. With --launch_type=hosts, auto '
+    'is the hosts\' shared network and isolated is refused.')
 _LAUNCH_TYPE = flags.DEFINE_string(
     'launch_type', 'local_mp', f'{cli.LAUNCH_TYPES}: processes on this '
     'machine, threads of one process (no restarts), or processes on the '
@@ -80,6 +85,9 @@ _HOSTS = flags.DEFINE_string(
 _MAX_RESTARTS = flags.DEFINE_integer(
     'max_restarts', 3, 'Restarts of each actor, evaluator or quantizer that '
     'dies, before the run stops as failed.')
+_STALL_TIMEOUT = flags.DEFINE_float(
+    'stall_timeout_s', 120.0, 'A quantizer silent this long (no publish, no '
+    'heartbeat) is restarted as stalled; past --max_restarts the run fails.')
 _LEARNER_COMPILE = flags.DEFINE_string(
     'learner_compile', 'xla', f'{cli.COMPILE_MODES}: the learner step as one '
     'XLA-compiled update (jit_compile) or a plain TF graph.')
@@ -173,7 +181,8 @@ def config_from_flags():
       agent_overrides=overrides, compression=compression,
       country_iso_code=_COUNTRY.value, preset=_PRESET.value,
       resume=_RESUME.value, hosts_file=_HOSTS.value,
-      max_restarts=_MAX_RESTARTS.value)
+      max_restarts=_MAX_RESTARTS.value,
+      stall_timeout_s=_STALL_TIMEOUT.value)
 
 
 def _layers_or_none(flag: str, text):
@@ -181,12 +190,14 @@ def _layers_or_none(flag: str, text):
 
 
 def main(argv):
-  if len(argv) > 1:
-    _usage_error(f'unexpected arguments: {" ".join(argv[1:])}')
+  del argv  # run_main refuses positional arguments.
   try:
     config = config_from_flags()
+    if config.resume:  # The same run, or nothing: before anything starts.
+      config = resume.check(config.run_dir, config)
     if config.launch_type != 'hosts':  # Across hosts: a private network.
       network.enter(config.network, sys.argv)  # Re-executes when isolating.
+    # Locks run_dir for this process (the re-executed one, when isolating).
     run_dir_lib.prepare_run_dir(config.run_dir, _OVERWRITE.value,
                                 _RESUME.value)
   except (cli.UsageError, run_dir_lib.RunDirError,
@@ -201,12 +212,11 @@ def main(argv):
 
 
 def _usage_error(message: str):
-  print(f'train: error: {message}', file=sys.stderr, flush=True)
-  sys.exit(2)
+  cli.usage_exit('train', message)
 
 
 def run_main():
-  app.run(main)
+  cli.run_main(main, 'train')
 
 
 if __name__ == '__main__':

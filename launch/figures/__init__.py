@@ -13,31 +13,20 @@ import os
 import sys
 from typing import Dict, Sequence
 
-from absl import app
-from absl import flags
-
 from launch import cli
 
 
 def run(main) -> None:
-  """app.run, with bad flags reported as one line and exit code 2."""
-  app.run(main, flags_parser=_parse_flags)
+  """cli.run_main under the module's name (gst, quantization)."""
+  cli.run_main(main, _prog())
 
 
-def _parse_flags(argv):
-  try:
-    rest = flags.FLAGS(argv)
-  except flags.Error as error:
-    usage_error(str(error))
-  if len(rest) > 1:
-    usage_error(f'unexpected arguments: {" ".join(rest[1:])}')
-  return rest
+def _prog() -> str:
+  return os.path.splitext(os.path.basename(sys.argv[0]))[0]
 
 
 def usage_error(message: str) -> None:
-  name = os.path.splitext(os.path.basename(sys.argv[0]))[0]
-  print(f'{name}: error: {message}', file=sys.stderr, flush=True)
-  sys.exit(2)
+  cli.usage_exit(_prog(), message)
 
 
 def positive(flag: str, value) -> None:

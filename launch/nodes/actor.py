@@ -3,7 +3,6 @@ import threading
 import time
 
 import acme
-import launchpad as lp
 import numpy as np
 from acme.utils import counting
 from acme.utils import loggers
@@ -25,14 +24,10 @@ class _StopRequested(Exception):
 
 
 class _StopAware(wrapper_base.EnvironmentWrapper):
-  """Checks the program's stop event before every env step."""
-
-  def __init__(self, environment, stop_event):
-    super().__init__(environment)
-    self._stop_event = stop_event
+  """Checks the node's stop (launch/stop.py) before every env step."""
 
   def step(self, action):
-    if self._stop_event.is_set():
+    if stop.requested():
       raise _StopRequested()
     return self._environment.step(action)
 
@@ -42,7 +37,8 @@ def make_policy_actor(agent, config: RunConfig, model_source, adder,
                       variable_update_period: int = 1000):
   """LiteRT actor on the quantizer's models, or Acme's TF actor on the
   learner's variables (pulled every `variable_update_period` update() calls);
-  returns (actor, refresher or None)."""
+  returns (actor, refresher or None), or (None, None) if the stop or the
+  budget's end came before the first model."""
   if not config.quantized:
     return agent.make_tf_actor(model_source, adder, exploration, rng,
                                variable_update_period), None
@@ -51,7 +47,7 @@ def make_policy_actor(agent, config: RunConfig, model_source, adder,
       stamped.fetch if stamped else model_source.get_model,
       num_threads=threads.plan_for(config).litert_threads).start()
   while not refresher.wait_for_first_model(1.0):
-    if stop.requested():
+    if stop.requested() or common.budget_spent(config):
       refresher.stop()
       return None, None
   if stamped:
@@ -156,14 +152,17 @@ class ActorNode:
     split = actors.TimeSplit()
     # Training episodes: an Atari life lost ends one (evaluation plays on).
     environment = _StopAware(actors.TimedEnvironment(
-        envs.make_environment(config.env, seed, training=True), split),
-                             lp.stop_event())
+        envs.make_environment(config.env, seed, training=True), split))
     agent = common.make_agent(config, environment)
     exploration = agent.exploration(actor_id, config.num_actors)
     actor, refresher = make_policy_actor(
         agent, config, self._model_source, agent.make_adder(self._replay),
         exploration, np.random.default_rng(seed))
-    if actor is None:  # Stopped before the first model arrived.
+    if actor is None:  # No model before the stop or the budget's end.
+      # Ending now would be taken for a crash and restarted: the evaluator
+      # (the budget keeper) asks for the stop.
+      while not stop.requested(1.0):
+        pass
       return
     # A resumed (or restarted) run has done its share of warm-up already.
     done_steps = self._counter.get_counts().get('actor_steps', 0)

@@ -34,6 +34,16 @@ def wall_time_s(config: RunConfig) -> float:
   return time.time() - config.start_time
 
 
+def budget_spent(config: RunConfig, counts=None) -> bool:
+  """The run's wall-clock budget is spent, or (given the counter's `counts`)
+  its actor steps: a node still waiting for its first model or data then
+  has nothing left to wait for."""
+  if wall_time_s(config) >= config.max_seconds:
+    return True
+  return bool(counts and config.max_actor_steps and
+              counts.get('actor_steps', 0) >= config.max_actor_steps)
+
+
 def node_seed(config: RunConfig, offset: int) -> int:
   """Distinct, repeatable seeds per node so actors don't mirror each other."""
   return int(np.random.SeedSequence([config.seed, offset]).generate_state(1)[0])
@@ -96,7 +106,8 @@ def guarded(node_name: str, config: RunConfig, run_fn: Callable[[], None]):
   threads.apply(config, node_name.split('_')[0])
   record_cpu_time(config, node_name)
   try:
-    run_fn()
+    with stop.running(node_name):
+      run_fn()
   except Exception as error:  # pylint: disable=broad-except
     if stop.requested():
       # Peers (e.g. the replay server) are going away: an expected ending.

@@ -45,13 +45,6 @@ class EvaluatorNode:
     return float(np.mean([loop.run_episode()['episode_return']
                           for _ in range(self._config.eval_episodes)]))
 
-  def _budget_spent(self, counts) -> bool:
-    config = self._config
-    if common.wall_time_s(config) >= config.max_seconds:
-      return True
-    return bool(config.max_actor_steps and
-                counts.get('actor_steps', 0) >= config.max_actor_steps)
-
   def _wait_for_next_evaluation(self, counts) -> bool:
     """Waits until the next evaluation is due; False if a stop comes first.
 
@@ -71,7 +64,7 @@ class EvaluatorNode:
         due = counts.get('learner_steps', 0) >= next_step
       else:
         due = time.time() >= deadline
-      if due or self._budget_spent(counts):
+      if due or common.budget_spent(self._config, counts):
         return True
       if stop.requested(POLL_S):
         return False
@@ -90,7 +83,9 @@ class EvaluatorNode:
     actor, refresher = actor_node.make_policy_actor(
         agent, config, self._model_source, None, 0.0,
         np.random.default_rng(seed), variable_update_period=1)
-    if actor is None:  # Stopped before the first model arrived.
+    if actor is None:  # No model before the stop or the budget's end.
+      if common.budget_spent(config):
+        stop.request(config.run_dir, stop.BUDGET_SPENT)
       return
     loop = acme.EnvironmentLoop(environment, actor, should_update=False,
                                 logger=loggers.NoOpLogger())
@@ -118,7 +113,7 @@ class EvaluatorNode:
           learner_steps=counts.get('learner_steps', 0),
           episode_return=mean_return,
           policy_version=refresher.version if refresher else -1))
-      if self._budget_spent(counts):
+      if common.budget_spent(self._config, counts):
         stop.request(config.run_dir, stop.BUDGET_SPENT)
         return
       if not self._wait_for_next_evaluation(counts):

@@ -4,6 +4,12 @@ The compression controller (GST, iterative pruning or none) re-imposes its
 structure inside every compiled learner step and does its host bookkeeping
 (clock, hand-over, masks, CR) every `update_every` steps; the evaluator
 feeds it returns for GST's reward-aware schedule.
+
+The run's resumable state (learner checkpoint, replay table, counts) is
+saved together, soon after the first steps and then periodically, so a run
+whose launcher was killed resumes from a recent save. Weights that are no
+longer finite are never saved: the run stops as failed, keeping the last
+finite checkpoint.
 """
 import os
 import threading
@@ -20,6 +26,21 @@ from launch.config import RunConfig
 from launch.nodes import common
 from launch.nodes import threads
 from quarl import compression
+
+# The first save comes this soon after stepping starts; later ones every
+# save_period_s(config).
+FIRST_SAVE_S = 10.0
+MIN_SAVE_PERIOD_S, MAX_SAVE_PERIOD_S = 20.0, 300.0
+
+
+def save_period_s(config: RunConfig) -> float:
+  """About ten saves per budget, within [20 s, 5 min]."""
+  return min(MAX_SAVE_PERIOD_S, max(MIN_SAVE_PERIOD_S,
+                                    config.max_seconds / 10))
+
+
+class NonFiniteLearnerError(RuntimeError):
+  """The learner's weights are NaN/Inf: nothing worth saving or serving."""
 
 
 def make_controller(bundle, config: RunConfig):
@@ -50,6 +71,7 @@ class LearnerNode:
         dataset_parallel_calls=thread_plan.dataset_parallel_calls)
     self._learner = bundle.learner
     self._replay = replay
+    self._counter = counter
     # The stop watcher and the step loop both save: one at a time.
     self._save_lock = threading.Lock()
     self._controller = make_controller(bundle, config)
@@ -57,6 +79,7 @@ class LearnerNode:
     self._controller_lock = threading.Lock()
     self._checkpoint = tf.train.Checkpoint(compression=self._controller,
                                            **bundle.checkpointables)
+    self._networks = bundle.networks
     self._manager = tf.train.CheckpointManager(
         self._checkpoint, os.path.join(config.run_dir, 'checkpoints',
                                        'learner'), max_to_keep=2)
@@ -78,23 +101,41 @@ class LearnerNode:
     with self._controller_lock:
       self._controller.sync(learner_step)
 
-  def save(self) -> str:
-    with self._save_lock:
-      return self._manager.save()
+  def _check_finite(self) -> None:
+    for network in self._networks:
+      for variable in network.trainable_variables:
+        if not bool(tf.reduce_all(tf.math.is_finite(variable))):
+          raise NonFiniteLearnerError(
+              f'learner weight {variable.name} is not finite at step '
+              f'{int(self._controller.learner_step.numpy())}; the last '
+              'finite checkpoint is kept')
+
+  def _save_state(self) -> None:
+    """Counts flushed, learner saved, the replay table checkpointed by
+    Reverb itself (the replay node restores it at start) and the counter's
+    counts written; every RPC bounded, so a peer already gone is logged
+    rather than waited on."""
+    self._check_finite()
+    stop.bounded(self._learner.flush_counts, 'learner: last counts')
+    self._manager.save()
+    stop.bounded(lambda: logging.info('replay checkpoint: %s',
+                                      self._replay.checkpoint()),
+                 'learner: replay checkpoint',
+                 timeout_s=stop.STOP_RPC_TIMEOUT_S * 3)
+    stop.bounded(self._counter.save, 'learner: counter save')
 
   def _save_for_resume(self) -> None:
-    """At the stop: counts flushed, learner saved, and the replay table
-    checkpointed by Reverb itself (the replay node restores it at start)."""
+    """At the stop: the resumable state, once (also from the stop watcher,
+    so never raising there)."""
     with self._save_lock:
       if self._saved_for_resume:
         return
       self._saved_for_resume = True
-      self._learner.flush_counts()
-      self._manager.save()
       try:
-        logging.info('replay checkpoint: %s', self._replay.checkpoint())
-      except Exception as error:  # pylint: disable=broad-except
-        logging.warning('replay checkpoint failed: %s', error)
+        self._save_state()
+      except NonFiniteLearnerError as error:
+        logging.error('not saved: %s', error)
+        stop.request(self._config.run_dir, f'failed: {error}')
 
   def _log_compression(self) -> None:
     report = self._controller.report()
@@ -118,7 +159,8 @@ class LearnerNode:
     # Traced into the compiled step at its first call.
     self._learner.constrain = self._controller.constrain
     sync_every = self._controller.update_every
-    last_save = time.time()
+    period_s = save_period_s(self._config)
+    next_save = None
     while not stop.requested():
       self._learner.step()
       step += 1
@@ -126,7 +168,10 @@ class LearnerNode:
         self._sync(step)
       if step % log_every == 0:
         self._log_compression()
-      if time.time() - last_save > self._config.checkpoint_period_s:
-        self.save()
-        last_save = time.time()
+      now = time.time()
+      next_save = next_save or now + FIRST_SAVE_S
+      if now >= next_save:
+        with self._save_lock:
+          self._save_state()
+        next_save = time.time() + period_s
     self._save_for_resume()  # When a resumable state matters most.

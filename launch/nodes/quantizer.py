@@ -33,6 +33,14 @@ REFUSED_MODEL = 'refused_model.tflite'
 # take its first one as newer.
 VERSIONS_PER_EPOCH = 1_000_000
 EPOCH_FILE = os.path.join('checkpoints', 'quantizer_epoch')
+# The time of the quantizer's last sign of progress (its start, a publish,
+# or waiting for one to be due), so the launcher can tell a stalled one.
+HEARTBEAT_FILE = os.path.join('checkpoints', 'quantizer_alive')
+HEARTBEAT_PERIOD_S = 1.0
+# A refused publish is retried after this, doubling up to one publish
+# period (MAX_BACKOFF_S for a period in learner steps).
+FIRST_BACKOFF_S = 0.5
+MAX_BACKOFF_S = 10.0
 
 
 def next_epoch(run_dir: str) -> int:
@@ -45,6 +53,34 @@ def next_epoch(run_dir: str) -> int:
   os.makedirs(os.path.dirname(path), exist_ok=True)
   run_dir_lib.write_bytes_atomic(path, f'{epoch}\n'.encode())
   return epoch
+
+
+class Heartbeat:
+  """Writes run_dir/HEARTBEAT_FILE: the time of the latest beat."""
+
+  def __init__(self, run_dir: str):
+    self._path = os.path.join(run_dir, HEARTBEAT_FILE)
+    os.makedirs(os.path.dirname(self._path), exist_ok=True)
+    self._last = 0.0
+
+  def beat(self, unless_within_s: float = 0.0) -> None:
+    if time.time() - self._last >= unless_within_s:
+      self._last = time.time()
+      run_dir_lib.write_bytes_atomic(self._path, f'{self._last}\n'.encode())
+
+
+def seconds_since_heartbeat(run_dir: str) -> Optional[float]:
+  """Seconds since the quantizer last published or, waiting for its next
+  publish to be due, said it was alive; None before its first heartbeat.
+
+  A quantizer that hangs (in conversion, on the learner) or whose publishes
+  keep being refused stops beating.
+  """
+  try:
+    with open(os.path.join(run_dir, HEARTBEAT_FILE)) as handle:
+      return time.time() - float(handle.read())
+  except (FileNotFoundError, ValueError):
+    return None
 
 
 def rollout_observations(environment, num_steps: int,
@@ -137,12 +173,20 @@ class QuantizerNode:
       return time.time() - last_time >= period.value
     return self._learner_steps() - last_steps >= period.value
 
+  def _max_backoff_s(self) -> float:
+    period = self._config.publish_period
+    if period.unit == 'seconds':
+      return max(FIRST_BACKOFF_S, period.value)
+    return MAX_BACKOFF_S
+
   def run(self) -> None:
     common.guarded('quantizer', self._config, self._run)
 
   def _run(self) -> None:
     config = self._config
     common.exit_after_stop(config)
+    heartbeat = Heartbeat(config.run_dir)
+    heartbeat.beat()  # Up (a stale beat may be a predecessor's).
     agent = self._agent
     policy = agent.export_policy()
     # Converts once, then writes each publish's weights into that model.
@@ -154,16 +198,32 @@ class QuantizerNode:
     fallback = rollout_observations(
         envs.make_environment(config.env, common.node_seed(config, 8)),
         CALIBRATION_SAMPLES + HELD_OUT_SAMPLES, rng)
-    first_version = next_epoch(config.run_dir) * VERSIONS_PER_EPOCH
+    self._publish_loop(
+        lambda version, steps: self._publish(publisher, policy, version,
+                                             steps, fallback),
+        next_epoch(config.run_dir) * VERSIONS_PER_EPOCH, heartbeat)
+
+  def _publish_loop(self, publish, first_version: int,
+                    heartbeat: Heartbeat) -> None:
+    """Publishes when due until the stop; `publish(version, learner_steps)`
+    says whether the model was published. Refusals back off, so a policy
+    whose weights LiteRT keeps refusing cannot spin this node."""
     version, last_time, last_steps = first_version, 0.0, -1
+    backoff_s = FIRST_BACKOFF_S
     while not stop.requested(0.0):
       if version > first_version and not self._publish_due(last_time,
                                                            last_steps):
+        heartbeat.beat(unless_within_s=HEARTBEAT_PERIOD_S)
         stop.requested(0.2)
         continue
       last_time, last_steps = time.time(), self._learner_steps()
-      if self._publish(publisher, policy, version, last_steps, fallback):
-        version += 1
+      if publish(version, last_steps):
+        version, backoff_s = version + 1, FIRST_BACKOFF_S
+        heartbeat.beat()
+      elif stop.requested(backoff_s):
+        return
+      else:
+        backoff_s = min(2 * backoff_s, self._max_backoff_s())
 
   def _publish(self, publisher, policy, version, learner_steps,
                fallback) -> bool:

@@ -1,18 +1,26 @@
-"""One thread plan for every node process, from the machine's cores.
+"""One thread plan for every node process, from its host's cores and the
+nodes placed on that host.
 
 TF, Reverb's dataset and LiteRT each size their pools to the whole machine
 by default, so 7 node processes on 2 cores oversubscribe them many times
-over. The learner (the bottleneck) gets the cores the actors do not need;
-every other node runs single-threaded. With --pin_cpus and enough cores the
-learner also gets those cores to itself.
+over. The learner (the bottleneck) gets the cores its host's actors and
+services do not need; every other node runs single-threaded. With
+--pin_cpus and enough cores the learner also gets those cores to itself.
+Under --launch_type=hosts each node plans for its own host (the launcher
+tells it, in HOST_NODES_ENV, which groups share that host); under local_mt
+the one process keeps TF's pools at the machine's cores.
 """
 import dataclasses
 import os
-from typing import Optional, Set
+from typing import Optional, Sequence, Set
 
 from absl import logging
 
 from launch.config import RunConfig
+
+# Set by the launcher for each node of a hosts-mode run: the groups of every
+# node placed on that node's host, comma-separated (e.g. "actor,actor").
+HOST_NODES_ENV = 'QUARL_HOST_NODES'
 
 
 @dataclasses.dataclass(frozen=True)
@@ -29,10 +37,12 @@ def machine_cores() -> int:
   return len(os.sched_getaffinity(0))
 
 
-def plan(cores: int, num_actors: int, pin_cpus: bool = False) -> ThreadPlan:
+def plan(cores: int, num_actors: int, pin_cpus: bool = False,
+         services_here: bool = True) -> ThreadPlan:
   """Actors are mostly blocked on the rate limiter: about one core per two
-  actors, plus one for evaluator, quantizer and replay together."""
-  learner = max(1, cores - num_actors // 2 - 1)
+  actors, plus one for evaluator, quantizer and replay together (when any
+  of them shares the learner's host)."""
+  learner = max(1, cores - num_actors // 2 - int(services_here))
   pinned = pin_cpus and cores >= 3
   all_cpus = sorted(os.sched_getaffinity(0))[:cores] if pinned else None
   return ThreadPlan(
@@ -44,27 +54,52 @@ def plan(cores: int, num_actors: int, pin_cpus: bool = False) -> ThreadPlan:
       other_cpus=set(all_cpus[learner:]) if pinned else None)
 
 
+def host_nodes_value(groups: Sequence[str]) -> str:
+  """HOST_NODES_ENV's value for a host running nodes of `groups`."""
+  return ','.join(groups)
+
+
 def plan_for(config: RunConfig) -> ThreadPlan:
+  """This process's plan: for its host's share of the run under hosts
+  mode, else for the whole machine."""
+  placed = os.environ.get(HOST_NODES_ENV)
+  if config.launch_type == 'hosts' and placed is not None:
+    groups = [group for group in placed.split(',') if group]
+    return plan(machine_cores(), groups.count('actor'), config.pin_cpus,
+                services_here=any(group not in ('actor', 'learner')
+                                  for group in groups))
   return plan(machine_cores(), config.num_actors, config.pin_cpus)
 
 
 def apply(config: RunConfig, node_name: str) -> None:
   """Sets this node process's TF pools (and CPU affinity) from the plan.
 
-  Threaded launches share one process: nothing to set per node there.
+  Threaded launches share one process: apply_in_process() sizes it once.
   """
-  if config.launch_type != 'local_mp':
+  if config.launch_type == 'local_mt':
     return
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   thread_plan = plan_for(config)
   is_learner = node_name == 'learner'
-  try:
-    tf.config.threading.set_intra_op_parallelism_threads(
-        thread_plan.learner_threads if is_learner
-        else thread_plan.other_threads)
-    tf.config.threading.set_inter_op_parallelism_threads(1)
-  except RuntimeError:  # TF already started in this process: keep its pools.
-    logging.info('%s: TF thread pools already set', node_name)
+  _set_tf_pools(tf, thread_plan.learner_threads if is_learner
+                else thread_plan.other_threads, 1, node_name)
   cpus = thread_plan.learner_cpus if is_learner else thread_plan.other_cpus
   if cpus:
     os.sched_setaffinity(0, cpus)
+
+
+def apply_in_process() -> None:
+  """local_mt: every node is a thread of this process, so its TF pools are
+  the machine's cores (each node's dataset and LiteRT threads still follow
+  plan_for)."""
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  cores = machine_cores()
+  _set_tf_pools(tf, cores, cores, 'launcher')
+
+
+def _set_tf_pools(tf, intra_op: int, inter_op: int, who: str) -> None:
+  try:
+    tf.config.threading.set_intra_op_parallelism_threads(intra_op)
+    tf.config.threading.set_inter_op_parallelism_threads(inter_op)
+  except RuntimeError:  # TF already started in this process: keep its pools.
+    logging.info('%s: TF thread pools already set', who)

@@ -13,6 +13,7 @@ import json
 import os
 import re
 import resource
+import socket
 import tempfile
 from typing import Dict, Mapping, Optional
 
@@ -30,8 +31,25 @@ def process_cpu_seconds() -> float:
   return usage.ru_utime + usage.ru_stime
 
 
+def _earlier_cpu_seconds(path: str) -> float:
+  """What the node's earlier processes (before a restart or a resume) used,
+  from its file: a new process's CPU counter starts again from zero."""
+  try:
+    with open(path) as f:
+      payload = json.load(f)
+  except (FileNotFoundError, ValueError):
+    return 0.0
+  if (payload.get('pid'), payload.get('host')) == (os.getpid(),
+                                                   socket.gethostname()):
+    # This process recorded it (a second run in one process): its own
+    # seconds are counted again from process start.
+    return float(payload.get('earlier_cpu_seconds', 0.0))
+  return float(payload['cpu_seconds'])
+
+
 class NodeCpuRecorder:
-  """Writes this process's CPU seconds for one node, atomically.
+  """Writes the node's CPU seconds, atomically: those of this process plus
+  those its earlier processes recorded in the same file.
 
   It records on `record()`, at interpreter exit, and every `record_every_s`
   seconds if given: SIGTERM/SIGKILL skip exit hooks, so long-lived nodes
@@ -45,6 +63,7 @@ class NodeCpuRecorder:
     self._dir = os.path.join(run_dir, NODE_CPU_DIR)
     self._path = os.path.join(self._dir, f'{node_name}.json')
     os.makedirs(self._dir, exist_ok=True)
+    self._earlier = _earlier_cpu_seconds(self._path)
     atexit.register(self.record)
     self._periodic = None
     if record_every_s is not None:
@@ -53,9 +72,10 @@ class NodeCpuRecorder:
       self._periodic.start()
 
   def record(self) -> float:
-    """Writes and returns the CPU seconds used so far."""
-    seconds = process_cpu_seconds()
-    payload = {'cpu_seconds': seconds, 'pid': os.getpid()}
+    """Writes and returns the node's CPU seconds so far."""
+    seconds = self._earlier + process_cpu_seconds()
+    payload = {'cpu_seconds': seconds, 'earlier_cpu_seconds': self._earlier,
+               'pid': os.getpid(), 'host': socket.gethostname()}
     fd, tmp_path = tempfile.mkstemp(dir=self._dir, suffix='.tmp')
     try:
       with os.fdopen(fd, 'w') as f:

@@ -18,10 +18,11 @@ from codecarbon.input import DataSource
 from codecarbon.output_methods.base_output import BaseOutput
 from codecarbon.output_methods.emissions_data import EmissionsData
 
+from quarl.carbon import segments
 from quarl.carbon.periodic import PeriodicCall
 from quarl.carbon.power_source import UNAVAILABLE, PowerSource, describe_power_source
 
-EMISSIONS_FILE = 'emissions.csv'
+EMISSIONS_FILE = segments.EMISSIONS_FILE
 
 _log = logging.getLogger(__name__)
 
@@ -51,6 +52,7 @@ class CarbonTracker:
       # codecarbon would only log this and then write no emissions at all.
       raise ValueError(f'codecarbon has no energy mix for {country_iso_code!r}')
     os.makedirs(run_dir, exist_ok=True)
+    self._run_dir = run_dir
     self._country_iso_code = country_iso_code
     self._totals = _LatestTotals()
     self._state_lock = threading.Lock()
@@ -114,6 +116,18 @@ class CarbonTracker:
         'gpu_model': (latest and latest.gpu_model) or '',
         'country_iso_code': self._country_iso_code,
     }
+
+  def run_summary(self) -> dict:
+    """`summary()` with energy, CO2 and duration summed over the run's
+    earlier segments in emissions.csv too (a resumed run's tracker counts
+    only its own launch)."""
+    figures = self.summary()
+    earlier = [segment for segment in segments.read_segments(self._run_dir)
+               if segment.run_id != str(self._tracker.run_id)]
+    for index, key in ((0, 'duration_s'), (1, 'energy_kwh'), (2, 'co2_kg')):
+      figures[key] += sum(segment.totals[index] for segment in earlier)
+    figures['segments'] = len(earlier) + 1
+    return figures
 
   def __enter__(self) -> 'CarbonTracker':
     self.start()

@@ -26,6 +26,8 @@ def check_ramp(s_init: float, s_final: float, begin_step: int,
   masks.check_sparsity(s_final, 's_final')
   if s_final < s_init:
     raise ValueError(f's_final ({s_final}) must be >= s_init ({s_init})')
+  if begin_step < 0:
+    raise ValueError(f'begin_step must be >= 0, got {begin_step}')
   if end_step <= begin_step:
     raise ValueError(f'end_step ({end_step}) must be > begin_step '
                      f'({begin_step})')
@@ -97,8 +99,8 @@ class RewardAwareClock(tf.Module):
     if window < 1 or patience < 1:
       raise ValueError(f'reward window ({window}) and patience ({patience}) '
                        'must be >= 1')
-    if delta < 0:
-      raise ValueError(f'reward delta must be >= 0, got {delta}')
+    if not 0 <= delta < math.inf:  # nan would never pause the clock.
+      raise ValueError(f'reward delta must be finite and >= 0, got {delta}')
     if not 0 < step_back < 1:
       raise ValueError(f'step_back must be in (0, 1), got {step_back}')
     if reference is not None and not math.isfinite(reference):

@@ -11,6 +11,7 @@ a flat-input TFLite policy).
 """
 from quarl.envs.factory import make_environment
 from quarl.envs.kinds import action_kind
+from quarl.envs.kinds import observation_kind
 from quarl.envs.kinds import random_action
 from quarl.envs.errors import EnvironmentBuildError
 from quarl.envs.errors import EnvironmentNameError
@@ -21,6 +22,7 @@ __all__ = [
     'EnvironmentNameError',
     'action_kind',
     'make_environment',
+    'observation_kind',
     'random_action',
     'validate_environment_name',
 ]

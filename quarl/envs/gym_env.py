@@ -29,6 +29,10 @@ def load(env_id: str, seed: int, training: bool) -> dm_env.Environment:
     raise EnvironmentBuildError(
         f'gym:{env_id} cannot be built with the pinned gym and MuJoCo: '
         f'{str(error).splitlines()[0]}') from error
+  except gym.error.DependencyNotInstalled as error:  # box2d, say.
+    raise EnvironmentBuildError(
+        f'gym:{env_id} needs a package this environment lacks: '
+        f'{str(error).splitlines()[0]}') from error
   return GymEnvironment(environment, seed)
 
 

@@ -1,7 +1,9 @@
-"""Whether an environment wants discrete or continuous actions.
+"""Whether an environment wants discrete or continuous actions, and gives
+flat vectors or pixels.
 
-Agents declare the kind they handle (DQN discrete; D4PG and TD3 continuous);
-checking it up front turns a shape error deep in a learner into a clear one.
+Agents declare the kinds they handle (DQN discrete; D4PG and TD3 continuous;
+A2C and PPO pixel frames); checking them up front turns a shape error deep
+in a learner into a clear one.
 """
 from typing import Union
 
@@ -28,6 +30,14 @@ def action_kind(
     return 'continuous'
   raise ValueError(f'action spec {action_spec} is neither a DiscreteArray nor '
                    'a float BoundedArray')
+
+
+def observation_kind(environment: dm_env.Environment) -> str:
+  """'pixel' for a uint8 frame stack (ale:), 'vector' for flat float32."""
+  spec = environment.observation_spec()
+  if len(spec.shape) == 3 and spec.dtype == np.uint8:
+    return 'pixel'
+  return 'vector'
 
 
 def random_action(action_spec: specs.Array,

@@ -44,10 +44,13 @@ def _listening_ports(namespace_of=None):
 
 
 # Isolation needs unshare(CLONE_NEWNET): root, or unprivileged user
-# namespaces. Where the kernel or container forbids both, there is nothing
-# to test (the launcher then warns and runs on host networking, as designed).
+# namespaces. Where the kernel or container forbids both, the launcher
+# refuses every mode but --network=host (tested below).
+_NO_NAMESPACE = network.unshare_prefix() is None
+
+
 @pytest.mark.skipif(
-    network.unshare_prefix() is None,
+    _NO_NAMESPACE,
     reason='no private network namespace can be made here (unshare --net '
     'fails as this user and through a user namespace)')
 def test_isolated_run_exposes_no_port_to_the_host(tmp_path):
@@ -94,3 +97,20 @@ def test_isolated_run_exposes_no_port_to_the_host(tmp_path):
     summary = json.load(handle)
   assert summary['status'] == 'completed'
   assert summary['network'] == 'isolated'
+
+
+@pytest.mark.skipif(not _NO_NAMESPACE,
+                    reason='a private network namespace can be made here')
+@pytest.mark.parametrize('mode', ['auto', 'isolated'])
+def test_no_namespace_means_no_run_unless_host_is_asked_for(tmp_path, mode):
+  run_dir = tmp_path / 'run'
+  env = dict(os.environ, MUJOCO_GL='disable', TF_CPP_MIN_LOG_LEVEL='3')
+  env.pop('QUARL_NETWORK', None)
+  result = subprocess.run(
+      [sys.executable, '-m', 'launch.train', f'--network={mode}',
+       f'--run_dir={run_dir}'], cwd=ROOT, env=env, capture_output=True,
+      text=True, timeout=120)
+  assert result.returncode == 2, result.stderr[-3000:]
+  lines = result.stderr.strip().splitlines()
+  assert len(lines) == 1 and 'pass --network=host' in lines[0], lines
+  assert not run_dir.exists()

@@ -1,6 +1,7 @@
 """The ActorQ reproduction script end to end on a tiny budget."""
 import csv
 
+from conftest import NETWORK_FLAGS
 from conftest import run_module
 
 
@@ -9,7 +10,8 @@ def test_reproduce_actorq_tiny(tmp_path):
     result = run_module(
         'launch.reproduce_actorq', f'--out_dir={out}',
         '--tasks=d4pg:gym:Pendulum-v1', '--precisions=fp32_tf,int8',
-        '--max_seconds=30', '--num_actors=1', timeout=900)
+        '--max_seconds=30', '--num_actors=1',
+        *[f'--train_args={flag}' for flag in NETWORK_FLAGS], timeout=900)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert '[sweep] run 2/2' in result.stdout
     for name in ('results.md', 'results.csv', 'plots/speedup.png',

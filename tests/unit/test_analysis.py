@@ -156,3 +156,14 @@ def test_gst_results_average_the_last_five_evaluations(tmp_path):
         10 / 13.2)
     assert ('| a2c | ale:Breakout | prune_B2 | 0 | 0.9 | 0.9 | 0.9 | 5 | 12 '
             '| 10 | 0.25 | 0.6 | 0.758 | 7 |') in result.stdout
+
+
+def test_emissions_at_puts_resumed_segments_on_the_run_clock(tmp_path):
+    # A resumed run's tracker counts again from zero (no run_id column here:
+    # the falling duration alone marks the new segment).
+    (tmp_path / 'emissions.csv').write_text(
+        'duration,emissions,energy_consumed\n'
+        '0.0,0.0,0.0\n60.0,3.0,6.0\n0.0,0.0,0.0\n40.0,2.0,4.0\n')
+    assert analysis.emissions_at(str(tmp_path), 30.0) == (3.0, 1.5)
+    assert analysis.emissions_at(str(tmp_path), 80.0) == (8.0, 4.0)
+    assert analysis.emissions_at(str(tmp_path), 500.0) == (10.0, 5.0)

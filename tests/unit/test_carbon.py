@@ -203,3 +203,58 @@ def test_energy_split_rejects_negative_inputs():
     carbon.split_energy_by_node_type({'actor_0': -1.0}, 1.0)
   with pytest.raises(ValueError):
     carbon.split_energy_by_node_type({'actor_0': 1.0}, -1.0)
+
+
+def test_node_cpu_accumulates_over_restarts(tmp_path):
+  """A restarted (or resumed) node's new process adds to what its earlier
+  processes recorded instead of overwriting it."""
+  child = ('import sys, time; from quarl.carbon import NodeCpuRecorder\n'
+           'end = time.process_time() + 0.3\n'
+           'while time.process_time() < end: pass\n'
+           'NodeCpuRecorder(sys.argv[1], "actor_0").close()')
+  env = _isolated_env(tmp_path)
+  subprocess.run([sys.executable, '-c', child, str(tmp_path)], check=True,
+                 env=env)
+  first = carbon.read_node_cpu_seconds(str(tmp_path))['actor_0']
+  subprocess.run([sys.executable, '-c', child, str(tmp_path)], check=True,
+                 env=env)
+  second = carbon.read_node_cpu_seconds(str(tmp_path))['actor_0']
+  assert second >= first + 0.3
+  # This process's own second recorder does not count its seconds twice.
+  once = carbon.NodeCpuRecorder(str(tmp_path), 'launcher').close()
+  again = carbon.NodeCpuRecorder(str(tmp_path), 'launcher').close()
+  assert once <= again < once + 0.5
+
+
+def _write_emissions(run_dir, rows):
+  (run_dir / carbon.EMISSIONS_FILE).write_text(
+      'run_id,duration,emissions,energy_consumed\n' + ''.join(
+          f'{run_id},{d},{co2},{kwh}\n' for run_id, d, co2, kwh in rows))
+
+
+def test_segments_split_by_tracker_and_add_up(tmp_path):
+  _write_emissions(tmp_path, [('a', 0.5, 0.0, 0.0), ('a', 30.0, 1.0, 2.0),
+                              ('b', 40.0, 1.5, 3.0), ('b', 50.0, 2.0, 4.0)])
+  segments = carbon.read_segments(str(tmp_path))
+  assert [(s.run_id, s.totals) for s in segments] == [
+      ('a', (30.0, 2.0, 1.0)), ('b', (50.0, 4.0, 2.0))]
+  assert carbon.cumulative_points(str(tmp_path))[-1] == (80.0, 6.0, 3.0)
+
+
+def test_run_summary_sums_every_segment(tmp_path):
+  """A resumed run's tracker (the second here) adds the earlier segment's
+  totals to its own, and its rows follow the earlier's on the run's clock."""
+  for _ in range(2):
+    with carbon.CarbonTracker(str(tmp_path), measure_power_secs=1,
+                              flush_every_s=1) as tracker:
+      _burn_cpu(0.3)
+  earlier, own = carbon.read_segments(str(tmp_path))
+  assert earlier.run_id != own.run_id
+  whole = tracker.run_summary()
+  assert whole['segments'] == 2
+  for index, key in ((0, 'duration_s'), (1, 'energy_kwh'), (2, 'co2_kg')):
+    assert whole[key] == pytest.approx(tracker.summary()[key] +
+                                       earlier.totals[index]), key
+  times = [point[0] for point in carbon.cumulative_points(str(tmp_path))]
+  assert times == sorted(times)
+  assert times[-1] == pytest.approx(earlier.totals[0] + own.totals[0])

@@ -1,4 +1,5 @@
 """Bad input to launch.train: one clear line, exit code 2, nothing started."""
+import math
 import os
 import subprocess
 import sys
@@ -7,7 +8,12 @@ import pytest
 
 from launch import cli
 from launch import run_dir as run_dir_lib
+from launch.config import CompressionConfig
 from launch.config import PublishPeriod
+
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
+    __file__))))
 
 
 def _train(*args, cwd=None):
@@ -66,7 +72,9 @@ def test_prepare_run_dir_rules(tmp_path):
                                        resume=True) == str(occupied)
     assert (occupied / 'old.csv').exists()  # --resume keeps the run.
     run_dir_lib.prepare_run_dir(str(occupied), overwrite=True)
-    assert not list(occupied.iterdir())
+    # Emptied but for the run's own marker and the lock this process holds.
+    assert sorted(os.listdir(occupied)) == [run_dir_lib.MARKER,
+                                            run_dir_lib.LOCK_FILE]
     if os.geteuid() != 0:  # root can write anywhere.
         locked = tmp_path / 'locked'
         locked.mkdir(mode=0o500)
@@ -77,7 +85,7 @@ def test_prepare_run_dir_rules(tmp_path):
 def test_publish_period_parsing():
     assert PublishPeriod.parse('500') == PublishPeriod(500.0, 'steps')
     assert PublishPeriod.parse('2.5s') == PublishPeriod(2.5, 'seconds')
-    for bad in ('0', '-3s', 'soon', 's'):
+    for bad in ('0', '-3s', 'soon', 's', 'nan', 'inf', 'nans', 'infs'):
         with pytest.raises(ValueError, match='--publish_period'):
             PublishPeriod.parse(bad)
 
@@ -90,7 +98,8 @@ def test_layers_parsing():
 
 
 def test_help_lists_the_documented_flags():
-    result = _train('--helpfull')  # absl exits 1 after printing help.
+    result = _train('--helpfull')
+    assert result.returncode == 0, result.stderr  # Help is not an error.
     for flag in ('agent', 'env', 'actor_precision', 'num_actors',
                  'policy_layers', 'max_seconds', 'max_actor_steps',
                  'publish_period', 'seed', 'run_dir', 'launch_type'):
@@ -151,3 +160,180 @@ def test_reproduce_gst_rejects_bad_input_before_any_run(tmp_path, args,
     assert len(lines) == 1 and lines[0].startswith('reproduce_gst: error:')
     assert message in lines[0]
     assert not out_dir.exists()
+
+
+def _config(**changes):
+    """cli.make_run_config on a small valid run, `changes` applied."""
+    settings = dict(
+        agent='d4pg', env='gym:Pendulum-v1', actor_precision='int8',
+        num_actors=1, run_dir='/tmp/quarl-test-run', seed=0, max_seconds=10.0,
+        max_actor_steps=None, publish_period='5s', eval_episodes=1,
+        launch_type='local_mp', agent_overrides={})
+    settings.update(changes)
+    return cli.make_run_config(**settings)
+
+
+def _gst(**knobs):
+    return CompressionConfig(kind='gst', reward_reference=0.0, **knobs)
+
+
+@pytest.mark.parametrize('changes, message', [
+    (dict(seed=-1), '--seed=-1: want an integer in [0, 2147483647]'),
+    (dict(seed=2**40), 'want an integer in [0, 2147483647]'),
+    (dict(env='gym:LunarLander-v2'), 'gym:LunarLander-v2 needs a package '
+     'this environment lacks: box2D is not installed'),
+    (dict(max_seconds=math.nan), '--max_seconds=nan must be > 0'),
+    (dict(max_seconds=math.inf), '--max_seconds=inf must be finite'),
+    (dict(max_actor_steps=0), '--max_actor_steps=0 must be > 0'),
+    (dict(publish_period='nan'), "--publish_period='nan': want a positive"),
+    (dict(publish_period='infs'), "--publish_period='infs': want a positive"),
+    (dict(eval_episodes=0), '--eval_episodes=0 must be > 0'),
+    (dict(max_restarts=-1), '--max_restarts=-1: want 0 or more'),
+    (dict(agent_overrides=dict(batch_size=0)), '--batch_size=0 must be > 0'),
+    (dict(agent_overrides=dict(samples_per_insert=0.0)),
+     '--samples_per_insert=0.0 must be > 0'),
+    (dict(agent_overrides=dict(samples_per_insert=-2.0)),
+     '--samples_per_insert=-2.0 must be > 0'),
+    (dict(agent_overrides=dict(samples_per_insert=math.nan)),
+     '--samples_per_insert=nan must be > 0'),
+    (dict(agent_overrides=dict(min_replay_size=0)),
+     '--min_replay_size=0 must be > 0'),
+    # Reverb's SampleToInsertRatio wants error_buffer (10% of
+    # min_replay_size * samples_per_insert) >= max(1, samples_per_insert).
+    (dict(agent_overrides=dict(min_replay_size=5)),
+     '--min_replay_size=5 with --samples_per_insert=32.0: Reverb refuses the '
+     'rate limiter: The size of error_buffer must be >= 2 * max(1.0, '
+     'samples_per_insert)'),
+    (dict(agent='dqn', env='gym:CartPole-v1',
+          agent_overrides=dict(min_replay_size=19, samples_per_insert=0.5)),
+     'Reverb refuses the rate limiter'),
+    (dict(agent_overrides=dict(vmin=10.0, vmax=10.0)),
+     '--vmin=10.0 must be below --vmax=10.0'),
+    (dict(agent_overrides=dict(vmax=-2000.0)),  # Pendulum's vmin: -1500.
+     '--vmin=-1500.0 must be below --vmax=-2000.0'),
+    (dict(agent_overrides=dict(vmin=-math.inf)), '--vmin=-inf must be finite'),
+    (dict(agent='a2c', env='gym:CartPole-v1'), '--env=gym:CartPole-v1 has vector '
+     'observations but --agent=a2c needs pixel observations'),
+    (dict(agent='ppo', env='gym:CartPole-v1'),
+     '--agent=ppo needs pixel observations'),
+    (dict(agent='dqn', env='ale:Breakout'), '--env=ale:Breakout has pixel '
+     'observations but --agent=dqn needs vector observations'),
+    (dict(network='isolated', launch_type='hosts', hosts_file='hosts.yaml'),
+     '--network=isolated cannot go with --launch_type=hosts'),
+    (dict(compression=_gst(reward_delta=math.nan)),
+     'reward delta must be finite and >= 0, got nan'),
+    (dict(compression=_gst(reward_delta=math.inf)),
+     'reward delta must be finite and >= 0, got inf'),
+    (dict(compression=_gst(step_back=math.nan)), 'step_back must be in (0, 1)'),
+    (dict(compression=_gst(s_shift=math.nan)), 's_shift must be in (0, 1]'),
+    (dict(compression=_gst(s_final=math.nan)), 's_final must be in [0, 1)'),
+    (dict(compression=_gst(s_init=-0.1)), 's_init must be in [0, 1)'),
+    (dict(compression=_gst(reward_window=0)), 'reward window (0)'),
+    (dict(compression=CompressionConfig(kind='prune', begin_step=-5)),
+     'begin_step must be >= 0, got -5'),
+    (dict(compression=CompressionConfig(kind='prune', end_step=0)),
+     'end_step (0) must be > begin_step (0)'),
+])
+def test_bad_values_are_usage_errors(changes, message):
+    with pytest.raises(cli.UsageError) as error:
+        _config(**changes)
+    assert message in str(error.value)
+    assert '\n' not in str(error.value)
+
+
+def test_accepted_edge_values():
+    home = os.path.expanduser('~')
+    # A quoted ~ reaches the launcher literally: it is the home directory.
+    assert _config(run_dir='~/quarl-run').run_dir == os.path.join(
+        home, 'quarl-run')
+    assert _config(seed=cli.MAX_SEED).seed == cli.MAX_SEED
+    # Reverb's bound exactly: error_buffer 0.1 * 20 * 0.5 = 1 = max(1, 0.5).
+    config = _config(agent='dqn', env='gym:CartPole-v1', agent_overrides=dict(
+        min_replay_size=20, samples_per_insert=0.5))
+    assert config.agent_config.min_replay_size == 20
+    # Threads use a min-size limiter only: no ratio for Reverb to refuse.
+    assert _config(launch_type='local_mt', agent_overrides=dict(
+        min_replay_size=5)).agent_config.samples_per_insert is None
+
+
+# Each entry point with one of its numeric flags.
+_ENTRY_POINTS = [
+    ('launch.train', 'num_actors'), ('launch.reproduce_actorq', 'num_actors'),
+    ('launch.reproduce_gst', 'max_seconds'),
+    ('benchmarks.actor_inference', 'seconds'),
+    ('benchmarks.learner_step', 'seconds'),
+    ('benchmarks.publish_cost', 'publishes'),
+    ('benchmarks.squash_fidelity', 'seeds')]
+
+
+def _module(module, *args, env=None):
+    env = dict(os.environ, MUJOCO_GL='disable', TF_CPP_MIN_LOG_LEVEL='3',
+               **(env or {}))
+    return subprocess.run([sys.executable, '-m', module, *args],
+                          capture_output=True, text=True, timeout=60,
+                          env=env, cwd=ROOT)
+
+
+def _one_error_line(result, prog):
+    assert result.returncode == 2, result.stderr[-3000:]
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f'{prog}: error: '), \
+        result.stderr[-3000:]
+    return lines[0]
+
+
+@pytest.mark.parametrize('module, numeric_flag', _ENTRY_POINTS)
+def test_unknown_flags_and_unparsable_values_exit_2(module, numeric_flag):
+    """absl alone prints a FATAL banner and exits 1; every entry point says
+    one line and exits 2 before anything starts."""
+    prog = module.rsplit('.', 1)[1]
+    line = _one_error_line(_module(module, '--max_secondz=5'), prog)
+    assert "Unknown command line flag 'max_secondz'" in line
+    line = _one_error_line(_module(module, f'--{numeric_flag}=abc'), prog)
+    assert f'flag --{numeric_flag}=abc: ' in line
+
+
+@pytest.mark.parametrize('module, args, message', [
+    ('launch.reproduce_actorq', ['--tasks=foo'],
+     "--tasks entry 'foo': want AGENT:ENV[@SECONDS]"),
+    ('launch.reproduce_actorq', ['--tasks=dqn:gym:CartPole-v1@nan'],
+     'the budget after @ must be a finite number of seconds > 0'),
+    ('launch.reproduce_actorq', ['--tasks=dqn:gym:CartPol-v1'],
+     'did you mean: gym:CartPole-v1'),
+    ('launch.reproduce_actorq', ['--seeds=-1'],
+     "flag --seeds=['-1']: want comma-separated integers in [0, 2147483647]"),
+    ('launch.reproduce_actorq', ['--max_seconds=inf'],
+     'flag --max_seconds=inf: must be a finite number > 0'),
+    ('benchmarks.actor_inference', ['--sizes=abc'],
+     'flag --sizes=abc: want comma-separated positive widths'),
+    ('benchmarks.actor_inference', ['--seconds=nan'],
+     'flag --seconds=nan: must be a finite number > 0'),
+    ('benchmarks.publish_cost', ['--obs_sizes=3,x'], 'flag --obs_sizes='),
+    ('launch.train', ['--run_dir=/tmp/x', 'extra'],
+     'unexpected arguments: extra'),
+])
+def test_entry_point_values_exit_2(module, args, message, tmp_path):
+    out = tmp_path / 'out'
+    if module == 'launch.reproduce_actorq':
+        args = [f'--out_dir={out}', *args]
+    line = _one_error_line(_module(module, *args), module.rsplit('.', 1)[1])
+    assert message in line
+    assert not out.exists()
+
+
+def test_help_exits_0_everywhere():
+    for module in ('launch.reproduce_actorq', 'benchmarks.actor_inference'):
+        result = _module(module, '--help')
+        assert result.returncode == 0, result.stderr[-2000:]
+        assert 'flags:' in result.stdout
+
+
+def test_the_environment_cannot_choose_host_networking(tmp_path):
+    """QUARL_NETWORK is the launcher's own marker, not a switch."""
+    run_dir = tmp_path / 'run'
+    result = _module('launch.train', f'--run_dir={run_dir}',
+                     env={'QUARL_NETWORK': 'host'})
+    line = _one_error_line(result, 'train')
+    assert 'QUARL_NETWORK=host is set' in line
+    assert 'only --network=host opts out' in line
+    assert not run_dir.exists()

@@ -1,7 +1,9 @@
 """Run-directory files: shared CSV appends, atomic JSON, summary from CSVs."""
+import fcntl
 import json
 import multiprocessing
 import os
+import socket
 
 import pytest
 
@@ -124,3 +126,105 @@ def test_an_actor_ends_actors_csv_with_one_last_row(tmp_path):
     stats.final()
     rows = run_dir_lib.read_csv(str(tmp_path / run_dir_lib.ACTORS_CSV))
     assert [int(row['steps']) for row in rows] == [120]
+
+
+def _hold_lock(run_dir, holder='otherhost 4242'):
+    """A live launcher's lock: our own descriptor, not the module's."""
+    run_dir.mkdir(exist_ok=True)
+    handle = open(run_dir / run_dir_lib.LOCK_FILE, 'w')
+    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    handle.write(holder + '\n')
+    handle.flush()
+    return handle
+
+
+def _listing(path):
+    return sorted((str(p.relative_to(path)), p.stat().st_mtime_ns)
+                  for p in path.rglob('*'))
+
+
+def test_every_prepared_run_dir_is_marked_and_locked(tmp_path):
+    run_dir = tmp_path / 'run'
+    assert run_dir_lib.prepare_run_dir(str(run_dir), overwrite=False) == str(
+        run_dir)
+    assert sorted(os.listdir(run_dir)) == [run_dir_lib.MARKER,
+                                           run_dir_lib.LOCK_FILE]
+    host, pid = (run_dir / run_dir_lib.LOCK_FILE).read_text().split()
+    assert (host, int(pid)) == (socket.gethostname(), os.getpid())
+    with open(run_dir / run_dir_lib.LOCK_FILE) as handle:
+        with pytest.raises(BlockingIOError):  # Held while this process lives.
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    # Our own bookkeeping does not make it a non-empty directory.
+    run_dir_lib.prepare_run_dir(str(run_dir), overwrite=False)
+
+
+def test_a_live_run_dir_is_refused_before_anything_is_touched(tmp_path):
+    run_dir = tmp_path / 'run'
+    holder = _hold_lock(run_dir)
+    (run_dir / 'STOP').write_text('budget spent\n')
+    (run_dir / run_dir_lib.MARKER).write_text('')
+    before = _listing(run_dir)
+    for overwrite, resume in ((False, False), (True, False), (False, True)):
+        with pytest.raises(run_dir_lib.RunDirError,
+                           match='is in use by pid 4242 on otherhost'):
+            run_dir_lib.prepare_run_dir(str(run_dir), overwrite, resume)
+    assert _listing(run_dir) == before
+    assert (run_dir / run_dir_lib.LOCK_FILE).read_text() == 'otherhost 4242\n'
+    holder.close()  # The holder ended: its lock went with it.
+    run_dir_lib.prepare_run_dir(str(run_dir), overwrite=True)
+    assert sorted(os.listdir(run_dir)) == [run_dir_lib.MARKER,
+                                           run_dir_lib.LOCK_FILE]
+
+
+def test_overwrite_empties_only_a_run_dir(tmp_path):
+    mine = tmp_path / 'mine'
+    mine.mkdir()
+    (mine / 'notes.txt').write_text('keep me')
+    with pytest.raises(run_dir_lib.RunDirError,
+                       match='holds files no run wrote; not emptying it'):
+        run_dir_lib.prepare_run_dir(str(mine), overwrite=True)
+    assert os.listdir(mine) == ['notes.txt']  # Not even a lock file added.
+
+    # config.json alone is not a run; with its results it is (runs from
+    # before the marker).
+    legacy = tmp_path / 'legacy'
+    legacy.mkdir()
+    (legacy / run_dir_lib.CONFIG_JSON).write_text('{}')
+    with pytest.raises(run_dir_lib.RunDirError, match='no run wrote'):
+        run_dir_lib.prepare_run_dir(str(legacy), overwrite=True)
+    for results in (run_dir_lib.SUMMARY_JSON, run_dir_lib.EVALUATOR_CSV):
+        (legacy / results).write_text('x')
+        run_dir_lib.prepare_run_dir(str(legacy), overwrite=True)
+        assert run_dir_lib.contents(str(legacy)) == []
+        (legacy / run_dir_lib.CONFIG_JSON).write_text('{}')
+        os.remove(legacy / run_dir_lib.MARKER)
+
+    marked = tmp_path / 'marked'
+    run_dir_lib.prepare_run_dir(str(marked), overwrite=False)
+    (marked / 'checkpoints').mkdir()
+    (marked / 'checkpoints' / 'counts.json').write_text('{}')
+    run_dir_lib.prepare_run_dir(str(marked), overwrite=True)
+    assert run_dir_lib.contents(str(marked)) == []
+
+
+@pytest.mark.parametrize('target', ['cwd', 'home', 'parent_of_cwd'])
+def test_overwrite_never_empties_cwd_home_or_above(tmp_path, monkeypatch,
+                                                   target):
+    home, work = tmp_path / 'home', tmp_path / 'home' / 'work'
+    work.mkdir(parents=True)
+    monkeypatch.setenv('HOME', str(home))
+    monkeypatch.chdir(work)
+    path = {'cwd': work, 'home': home, 'parent_of_cwd': tmp_path}[target]
+    (path / run_dir_lib.MARKER).write_text('')
+    (path / 'results.csv').write_text('x')
+    relative = {'cwd': '.', 'home': '~', 'parent_of_cwd': '../..'}[target]
+    with pytest.raises(run_dir_lib.RunDirError, match='not emptying it'):
+        run_dir_lib.prepare_run_dir(relative, overwrite=True)
+    assert (path / 'results.csv').read_text() == 'x'
+
+
+def test_overwrite_and_resume_exclude_each_other(tmp_path):
+    with pytest.raises(run_dir_lib.RunDirError, match='exclude each other'):
+        run_dir_lib.prepare_run_dir(str(tmp_path / 'run'), overwrite=True,
+                                    resume=True)
+    assert not (tmp_path / 'run').exists()

@@ -1,0 +1,102 @@
+"""A launcher killed outright takes its nodes with it and leaves a run that
+resumes from its last periodic save; a sweep's Ctrl-C reaches its running
+child as an interrupt the child handles (saved state, a summary)."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import psutil
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
+    __file__))))
+ENV = dict(os.environ, MUJOCO_GL='disable', TF_CPP_MIN_LOG_LEVEL='2')
+FLAGS = ['--agent=d4pg', '--env=gym:Pendulum-v1', '--actor_precision=int8',
+         '--num_actors=1', '--max_actor_steps=5000', '--max_seconds=400']
+
+
+def _wait_for(predicate, timeout_s):
+  deadline = time.time() + timeout_s
+  while time.time() < deadline:
+    if predicate():
+      return True
+    time.sleep(0.5)
+  return False
+
+
+def _saved(run_dir):
+  learner = run_dir / 'checkpoints' / 'learner'
+  return ((run_dir / 'checkpoints' / 'counts.json').exists() and
+          learner.exists() and any(learner.glob('*.index')))
+
+
+def _alive(process):
+  try:
+    return process.status() != psutil.STATUS_ZOMBIE
+  except psutil.NoSuchProcess:
+    return False
+
+
+def test_launcher_sigkill_ends_its_nodes_then_resume_completes(tmp_path):
+  run_dir = tmp_path / 'run'
+  launcher = subprocess.Popen(
+      [sys.executable, '-m', 'launch.train', *FLAGS, f'--run_dir={run_dir}'],
+      cwd=ROOT, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+  try:
+    assert _wait_for(lambda: _saved(run_dir), 240), 'no periodic save'
+    nodes = psutil.Process(launcher.pid).children(recursive=True)
+    assert len(nodes) >= 5  # replay, counter, learner, quantizer, ...
+    launcher.send_signal(signal.SIGKILL)
+    launcher.wait()
+    assert _wait_for(lambda: not any(_alive(n) for n in nodes), 30), [
+        n.cmdline()[-1:] for n in nodes if _alive(n)]
+  finally:
+    if launcher.poll() is None:
+      launcher.kill()
+  assert not (run_dir / 'summary.json').exists()
+  saved = json.loads((run_dir / 'checkpoints' / 'counts.json').read_text())
+  assert saved['actor_steps'] > 0 and saved['learner_steps'] > 0
+
+  resumed = subprocess.run(
+      [sys.executable, '-m', 'launch.train', *FLAGS, f'--run_dir={run_dir}',
+       '--resume'], cwd=ROOT, env=ENV, capture_output=True, text=True,
+      timeout=600)
+  assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[
+      -3000:]
+  summary = json.loads((run_dir / 'summary.json').read_text())
+  assert summary['status'] == 'completed'
+  # Counts went on from the periodic save, not from zero.
+  assert summary['actor_steps'] >= 5000
+  assert summary['learner_steps'] > saved['learner_steps']
+  assert 'has been successfully loaded' in (
+      run_dir / 'logs' / 'nodes' / 'replay.log').read_text()
+
+
+SWEEP = '''
+import sys
+from launch import sweep
+sweep.run_all([sys.argv[2:]], [sys.argv[1]])
+'''
+
+
+def test_sweep_ctrl_c_interrupts_its_child_which_saves(tmp_path):
+  run_dir = tmp_path / 'sweep' / 'run'
+  process = subprocess.Popen(
+      [sys.executable, '-c', SWEEP, str(run_dir), *FLAGS], cwd=ROOT, env=ENV,
+      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+  try:
+    evaluations = run_dir / 'evaluator.csv'
+    assert _wait_for(lambda: evaluations.exists() and len(
+        evaluations.read_text().splitlines()) >= 3, 240)
+    process.send_signal(signal.SIGINT)
+    output, _ = process.communicate(timeout=240)
+  finally:
+    if process.poll() is None:
+      process.kill()
+  assert 'KeyboardInterrupt' in output, output[-2000:]
+  summary = json.loads((run_dir / 'summary.json').read_text())
+  assert summary['status'] == 'interrupted'
+  counts = json.loads((run_dir / 'checkpoints' / 'counts.json').read_text())
+  assert counts['actor_steps'] > 0

@@ -1,0 +1,99 @@
+"""The learner node's saves, on a real D4PG learner with real Reverb and
+Courier servers in this process: the last save of a stopping run returns
+within seconds when the counter is already gone (no unbounded RPC), and
+weights that stopped being finite are never saved over a good checkpoint."""
+import os
+import time
+
+import numpy as np
+import pytest
+import reverb
+from absl import flags
+from acme import specs
+from courier.python import client as courier_client
+from launchpad.launch import worker_manager
+from launchpad.nodes.courier import courier_utils
+
+from launch import cli
+from launch import stop
+from launch.nodes import common
+from launch.nodes import counter as counter_node
+from launch.nodes import learner as learner_node
+from quarl import envs
+
+
+@pytest.fixture
+def learner_and_peers(tmp_path):
+  """(learner node, counter server, config) with 300 transitions queued."""
+  config = cli.make_run_config(
+      agent='d4pg', env='gym:Pendulum-v1', actor_precision='int8',
+      num_actors=1, run_dir=str(tmp_path), seed=0, max_seconds=60,
+      max_actor_steps=None, publish_period='5s', eval_episodes=1,
+      launch_type='local_mt', learner_compile='graph',
+      agent_overrides=dict(min_replay_size=100, batch_size=16,
+                           policy_layers=(32, 32), critic_layers=(32, 32)))
+  flags.FLAGS.mark_as_parsed()  # Launchpad's flags, at their defaults.
+  worker_manager.WorkerManager(register_in_thread=True)  # lp.stop_event().
+  stop.reset_in_process()
+  agent = common.make_agent(config)
+  replay_server = reverb.Server(agent.replay_tables())
+  replay = reverb.Client(f'localhost:{replay_server.port}')
+  counter_server = courier_utils.make_courier_server(
+      counter_node.CounterNode(config), port=0)
+  counter_server.Start()
+  counter = courier_client.Client(f'localhost:{counter_server.port}')
+  _fill(agent, replay, config, transitions=300)
+  node = learner_node.LearnerNode(replay, counter, config)
+  yield node, counter_server, config
+  counter_server.Stop()
+  replay_server.stop()
+
+
+def _fill(agent, replay, config, transitions):
+  environment = envs.make_environment(config.env, config.seed)
+  adder = agent.make_adder(replay)
+  spec = specs.make_environment_spec(environment)
+  rng = np.random.default_rng(0)
+  timestep = environment.reset()
+  adder.add_first(timestep)
+  for _ in range(transitions):
+    action = envs.random_action(spec.actions, rng)
+    timestep = environment.step(action)
+    adder.add(action, timestep)
+    if timestep.last():
+      timestep = environment.reset()
+      adder.add_first(timestep)
+
+
+def _checkpoints(config):
+  directory = os.path.join(config.run_dir, 'checkpoints', 'learner')
+  return sorted(name for name in os.listdir(directory)
+                if name.endswith('.index'))
+
+
+def test_last_save_with_the_counter_gone_returns_within_seconds(
+    learner_and_peers):
+  node, counter_server, config = learner_and_peers
+  for _ in range(3):
+    node._learner.step()  # pylint: disable=protected-access
+  counter_server.Stop()  # As under a threaded stop: the counter went first.
+  start = time.time()
+  node._save_for_resume()  # pylint: disable=protected-access
+  elapsed = time.time() - start
+  assert elapsed < 3 * stop.STOP_RPC_TIMEOUT_S, elapsed
+  assert _checkpoints(config)  # The learner's own save still happened.
+
+
+def test_non_finite_weights_fail_the_run_and_keep_the_last_checkpoint(
+    learner_and_peers):
+  node, _, config = learner_and_peers
+  node._learner.step()  # pylint: disable=protected-access
+  node._save_state()  # pylint: disable=protected-access
+  saved = _checkpoints(config)
+  weight = node._networks[0].trainable_variables[0]  # pylint: disable=protected-access
+  weight.assign(np.full(weight.shape, np.nan, np.float32))
+  with pytest.raises(learner_node.NonFiniteLearnerError):
+    node._save_state()  # pylint: disable=protected-access
+  node._save_for_resume()  # pylint: disable=protected-access
+  assert _checkpoints(config) == saved
+  assert stop.reason(config.run_dir).startswith('failed: learner weight')
