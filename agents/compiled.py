@@ -59,6 +59,7 @@ class CompiledLearnerMixin(abc.ABC):
     self._report_every_s = report_every_s
     self._unreported_steps = 0
     self._last_report = None
+    self._finite_fetches = set()
 
   @abc.abstractmethod
   def _compiled_update(self, sample) -> Dict[str, tf.Tensor]:
@@ -95,13 +96,20 @@ class CompiledLearnerMixin(abc.ABC):
     self._unreported_steps, self._last_report = 0, now
     if fetches is not None:
       self._report_logger.write({**fetches, **counts})
-      _check_finite(fetches, counts)
+      self._check_finite(fetches, counts)
 
-
-def _check_finite(fetches: Dict[str, Any], counts: Dict[str, Any]) -> None:
-  for name, value in fetches.items():
-    array = np.asarray(value)
-    if array.dtype.kind == 'f' and not np.all(np.isfinite(array)):
-      raise NonFiniteLossError(
-          f'{name} is not finite ({array.ravel()[:3]}) at learner step '
-          f'{counts.get("learner_steps")}')
+  def _check_finite(self, fetches: Dict[str, Any],
+                    counts: Dict[str, Any]) -> None:
+    """A loss that was finite and no longer is: the learner diverged (a
+    loss not computed yet, e.g. TD3's before its first policy step, may be
+    NaN)."""
+    for name, value in fetches.items():
+      array = np.asarray(value)
+      if array.dtype.kind != 'f':
+        continue
+      if np.all(np.isfinite(array)):
+        self._finite_fetches.add(name)
+      elif name in self._finite_fetches:
+        raise NonFiniteLossError(
+            f'{name} is not finite ({array.ravel()[:3]}) at learner step '
+            f'{counts.get("learner_steps")}')

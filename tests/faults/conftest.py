@@ -13,3 +13,4 @@ _spec.loader.exec_module(_integration)
 ROOT = _integration.ROOT
 load_json = _integration.load_json
 rows = _integration.rows
+train_and_check_contract = _integration.train_and_check_contract

@@ -1,7 +1,6 @@
 """A run directory that fills up mid-run: the run ends as failed (exit 1)
 with the reason on one line, leaves no node behind, and once space is
 freed `--resume` continues from the last save that fit."""
-import json
 import os
 import subprocess
 import sys
@@ -12,6 +11,7 @@ import pytest
 
 from conftest import ROOT
 from conftest import rows
+from conftest import train_and_check_contract
 
 pytestmark = pytest.mark.integration
 
@@ -66,11 +66,5 @@ def test_full_disk_fails_the_run_then_resume_continues(small_disk):
                  for n in nodes)
 
   os.remove(small_disk / 'ballast')
-  resumed = subprocess.run(
-      [sys.executable, '-m', 'launch.train', *FLAGS, f'--run_dir={run_dir}',
-       '--resume'], cwd=ROOT, env=env, capture_output=True, text=True,
-      timeout=600)
-  assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[
-      -3000:]
-  summary = json.loads((run_dir / 'summary.json').read_text())
-  assert summary['status'] == 'completed' and summary['actor_steps'] >= 12000
+  summary = train_and_check_contract(run_dir, *FLAGS, '--resume')
+  assert summary['actor_steps'] >= 12000

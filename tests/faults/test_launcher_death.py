@@ -10,8 +10,9 @@ import time
 
 import psutil
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
-    __file__))))
+from conftest import ROOT
+from conftest import train_and_check_contract
+
 ENV = dict(os.environ, MUJOCO_GL='disable', TF_CPP_MIN_LOG_LEVEL='2')
 FLAGS = ['--agent=d4pg', '--env=gym:Pendulum-v1', '--actor_precision=int8',
          '--num_actors=1', '--max_actor_steps=5000', '--max_seconds=400']
@@ -59,14 +60,7 @@ def test_launcher_sigkill_ends_its_nodes_then_resume_completes(tmp_path):
   saved = json.loads((run_dir / 'checkpoints' / 'counts.json').read_text())
   assert saved['actor_steps'] > 0 and saved['learner_steps'] > 0
 
-  resumed = subprocess.run(
-      [sys.executable, '-m', 'launch.train', *FLAGS, f'--run_dir={run_dir}',
-       '--resume'], cwd=ROOT, env=ENV, capture_output=True, text=True,
-      timeout=600)
-  assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[
-      -3000:]
-  summary = json.loads((run_dir / 'summary.json').read_text())
-  assert summary['status'] == 'completed'
+  summary = train_and_check_contract(run_dir, *FLAGS, '--resume')
   # Counts went on from the periodic save, not from zero.
   assert summary['actor_steps'] >= 5000
   assert summary['learner_steps'] > saved['learner_steps']

@@ -1,6 +1,7 @@
 """A quantizer that stops answering (SIGSTOP: alive, silent) is killed and
-restarted by the launcher once its heartbeat is --stall_timeout_s old, and
-the run still completes on the restarted quantizer's models."""
+restarted by the launcher once its heartbeat is --stall_timeout_s old, an
+evaluator that dies is restarted, and the run still completes on the
+restarted quantizer's models."""
 import json
 import os
 import signal
@@ -17,7 +18,7 @@ from conftest import rows
 pytestmark = pytest.mark.integration
 
 
-def test_stalled_quantizer_is_restarted_and_the_run_completes(tmp_path):
+def test_stalled_quantizer_and_dead_evaluator_are_restarted(tmp_path):
   run_dir = tmp_path / 'run'
   env = dict(os.environ, MUJOCO_GL='disable', TF_CPP_MIN_LOG_LEVEL='2')
   launcher = subprocess.Popen(
@@ -35,6 +36,9 @@ def test_stalled_quantizer_is_restarted_and_the_run_completes(tmp_path):
       time.sleep(0.5)
     stalled_pid = json.loads(record.read_text())['pid']
     os.kill(stalled_pid, signal.SIGSTOP)
+    evaluator = json.loads((run_dir / 'node_cpu' / 'evaluator.json')
+                           .read_text())['pid']
+    os.kill(evaluator, signal.SIGKILL)
     output, _ = launcher.communicate(timeout=480)
   finally:
     if launcher.poll() is None:
@@ -42,7 +46,7 @@ def test_stalled_quantizer_is_restarted_and_the_run_completes(tmp_path):
   assert launcher.returncode == 0, output[-3000:]
   summary = load_json(run_dir / 'summary.json')
   assert summary['status'] == 'completed'
-  assert summary['restarts_by_node'] == {'quantizer': 1}
+  assert summary['restarts_by_node'] == {'quantizer': 1, 'evaluator': 1}
   assert 'quantizer stalled (no heartbeat for' in (
       run_dir / 'node_errors.log').read_text()
   assert not os.path.exists(f'/proc/{stalled_pid}')

@@ -9,6 +9,7 @@ import tensorflow as tf
 from acme import specs
 from acme import types
 
+from agents import compiled
 from agents import interface
 from agents.td3 import AGENT_CLASS
 from agents.td3 import config_for_env
@@ -181,3 +182,13 @@ def test_learner_from_reverb_exports_its_online_policy(replay):
   assert len(bundle.compressible_layers) == 3
   assert {'target_policy', 'target_critic1', 'target_critic2',
           'critic_optimizer', 'num_steps'} <= set(bundle.checkpointables)
+
+
+def test_a_loss_that_turns_non_finite_stops_the_learner():
+  learner, _, _ = make_learner(report_every_s=0.0)
+  learner.step()  # Reported: TD3's policy loss is NaN until its first step.
+  learner.step()
+  not_yet = {'unlearned_loss': np.float32(np.nan)}
+  learner._check_finite(not_yet, {})  # pylint: disable=protected-access
+  with pytest.raises(compiled.NonFiniteLossError, match='critic_loss'):
+    learner._check_finite({'critic_loss': np.float32(np.inf)}, {})  # pylint: disable=protected-access
