@@ -84,7 +84,10 @@ class LearnerNode:
         self._checkpoint, os.path.join(config.run_dir, 'checkpoints',
                                        'learner'), max_to_keep=2)
     if config.resume and self._manager.latest_checkpoint:
-      self._checkpoint.restore(self._manager.latest_checkpoint)
+      # Every network, optimizer and compression variable that exists now
+      # must come from the checkpoint: a partial restore is a failed run.
+      self._checkpoint.restore(
+          self._manager.latest_checkpoint).assert_existing_objects_matched()
       logging.info('restored %s', self._manager.latest_checkpoint)
     self._compression_csv = None
     self._saved_for_resume = False

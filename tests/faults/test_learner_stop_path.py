@@ -2,6 +2,7 @@
 Courier servers in this process: the last save of a stopping run returns
 within seconds when the counter is already gone (no unbounded RPC), and
 weights that stopped being finite are never saved over a good checkpoint."""
+import dataclasses
 import os
 import time
 
@@ -97,3 +98,23 @@ def test_non_finite_weights_fail_the_run_and_keep_the_last_checkpoint(
   node._save_for_resume()  # pylint: disable=protected-access
   assert _checkpoints(config) == saved
   assert stop.reason(config.run_dir).startswith('failed: learner weight')
+
+
+def test_resume_restores_the_whole_learner_or_fails(learner_and_peers,
+                                                    tmp_path):
+  node, _, config = learner_and_peers
+  node._learner.step()  # pylint: disable=protected-access
+  node._save_state()  # pylint: disable=protected-access
+  replay = node._replay  # pylint: disable=protected-access
+  counter = node._counter  # pylint: disable=protected-access
+  resumed = learner_node.LearnerNode(
+      replay, counter, dataclasses.replace(config, resume=True))
+  for mine, theirs in zip(node._networks, resumed._networks):  # pylint: disable=protected-access
+    for a, b in zip(mine.trainable_variables, theirs.trainable_variables):
+      np.testing.assert_array_equal(a.numpy(), b.numpy())
+  # A layer the checkpoint does not have: a partial restore, refused.
+  deeper = dataclasses.replace(
+      config, resume=True, agent_config=dataclasses.replace(
+          config.agent_config, policy_layers=(32, 32, 32)))
+  with pytest.raises(AssertionError, match='not bound to checkpointed values'):
+    learner_node.LearnerNode(replay, counter, deeper)
