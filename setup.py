@@ -30,6 +30,8 @@ setuptools.setup(
         'ai-edge-litert==2.3.0',
         'matplotlib',
         'pandas',
+        # launch.classify's digits set ships inside scikit-learn's wheel.
+        'scikit-learn',
     ],
     extras_require={'dev': ['pytest', 'nbclient', 'nbformat', 'ipykernel']},
     entry_points={'console_scripts': [

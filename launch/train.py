@@ -15,6 +15,7 @@ from absl import flags
 
 from agents import AGENT_NAMES
 from launch import cli
+from launch import compression_flags
 from launch import network
 from launch import resume
 from launch import run_dir as run_dir_lib
@@ -22,6 +23,7 @@ from launch import runner
 from launch.config import ACTOR_PRECISIONS
 from launch.config import CompressionConfig
 
+flags.adopt_module_key_flags(compression_flags)  # In --help.
 _AGENT = flags.DEFINE_string('agent', 'd4pg', f'One of {AGENT_NAMES}.')
 _ENV = flags.DEFINE_string(
     'env', 'gym:Pendulum-v1', 'dm_control:DOMAIN:TASK or gym:ID.')
@@ -111,44 +113,6 @@ _COUNTRY = flags.DEFINE_string(
 _Q_LAYERS = flags.DEFINE_string('q_layers', None,
                                 'DQN Q-network hidden widths (e.g. 256,256).')
 
-# Learner-network compression (quarl.compression; DESIGN.md "GST").
-_COMPRESSION = flags.DEFINE_string(
-    'compression', 'none', 'none | gst (block-circulant, then reward-aware '
-    'group pruning) | prune (iterative magnitude pruning baseline).')
-_GST_BLOCK_SIZE = flags.DEFINE_integer(
-    'gst_block_size', 4, 'GST circulant block size B (2, 4 or 8); also the '
-    'group size of pruning masks.')
-_GST_S_SHIFT = flags.DEFINE_float(
-    'gst_s_shift', 1.0, 'Hand over from circulant to pruned when the target '
-    'sparsity reaches S_shift * (1 - 1/B); in (0, 1].')
-_GST_TRANSFORM = flags.DEFINE_string(
-    'gst_transform', 'none', 'GST block-size transform (B=4): projection '
-    '(B4 -> B2 at the S_shift point, 2x2 pruning from CR 0.5), '
-    'b4_friendly_b2 (B4 -> block4-friendly B2, 4x4 pruning from CR 0.81), '
-    'b4_friendly_b4 (block4-friendly B2 -> B4, lossless; 4x4 pruning from '
-    'CR 0.75), or none (circulant -> pruning at the S_shift point).')
-_SPARSITY_INIT = flags.DEFINE_float('sparsity_init', 0.0,
-                                    'Target sparsity at the schedule start.')
-_SPARSITY_FINAL = flags.DEFINE_float('sparsity_final', 0.9,
-                                     'Target sparsity at the schedule end.')
-_PRUNE_BEGIN = flags.DEFINE_integer('prune_begin_step', 0,
-                                    'Learner step where the schedule starts.')
-_PRUNE_END = flags.DEFINE_integer('prune_end_step', 20_000,
-                                  'Learner step where it reaches the final.')
-_REWARD_WINDOW = flags.DEFINE_integer(
-    'reward_window', 5, 'GST: evaluations in the return moving average.')
-_REWARD_DELTA = flags.DEFINE_float(
-    'reward_delta', 0.1, 'GST: pause the clock when the moving average falls '
-    'below its best by more than this fraction of (best - random policy\'s '
-    'return), or of |random return| while the policy has learned less.')
-_STEP_BACK = flags.DEFINE_float(
-    'reward_step_back', 0.05, 'GST: sparsity given back on a sustained drop.')
-_PATIENCE = flags.DEFINE_integer(
-    'reward_patience', 3, 'GST: evaluations below before stepping back.')
-_GRANULARITY = flags.DEFINE_string('prune_granularity', 'block',
-                                   'block (BxB groups) or element masks.')
-
-
 def config_from_flags():
   overrides = dict(
       policy_layers=_layers_or_none('policy_layers', _POLICY_LAYERS.value),
@@ -159,14 +123,9 @@ def config_from_flags():
       vmin=_VMIN.value, vmax=_VMAX.value,
       policy_layer_norm=_POLICY_LAYER_NORM.value,
       q_layers=_layers_or_none('q_layers', _Q_LAYERS.value))
-  compression = CompressionConfig(
-      kind=_COMPRESSION.value, block_size=_GST_BLOCK_SIZE.value,
-      s_shift=_GST_S_SHIFT.value, transform=_GST_TRANSFORM.value,
-      s_init=_SPARSITY_INIT.value,
-      s_final=_SPARSITY_FINAL.value, begin_step=_PRUNE_BEGIN.value,
-      end_step=_PRUNE_END.value, reward_window=_REWARD_WINDOW.value,
-      reward_delta=_REWARD_DELTA.value, step_back=_STEP_BACK.value,
-      patience=_PATIENCE.value, granularity=_GRANULARITY.value)
+  defaults = CompressionConfig()
+  compression = compression_flags.compression_config(defaults.begin_step,
+                                                     defaults.end_step)
   return cli.make_run_config(
       agent=_AGENT.value, env=_ENV.value, actor_precision=_PRECISION.value,
       num_actors=_NUM_ACTORS.value, run_dir=_RUN_DIR.value,

@@ -40,7 +40,8 @@ def test_readme_flags_exist_in_each_cli():
     text = _readme()
     # The CLI table documents launch.train's flags with backquotes.
     table_flags = set(re.findall(r'`--([a-z_0-9]+)(?![a-z_0-9-])', text))
-    modules = ('launch.train', 'launch.reproduce_actorq', 'launch.reproduce_gst')
+    modules = ('launch.train', 'launch.reproduce_actorq', 'launch.reproduce_gst',
+               'launch.classify', 'launch.reproduce_classify')
     checked = set()
     for module in modules:
         flags = _documented_flags(module, text)
