@@ -15,7 +15,7 @@ sync, so the CR that held between two syncs is exact for every step between.
   TFMOT's own code) from a dense start, no reward awareness.
 * `NoCompression` — the dense baseline with the same interface.
 
-CR accounting (DESIGN "Accounting"): a layer's CR is 1 - stored/kernel entries;
+CR accounting: a layer's CR is 1 - stored/kernel entries;
 compressed CR aggregates layers by kernel size; network CR also counts
 `dense_params` (first/last layers, biases) as stored; average CR is the mean
 of the per-step compressed CR over all learner steps seen.

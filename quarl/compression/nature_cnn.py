@@ -4,7 +4,7 @@ conv 32x8x8 stride 4, conv 64x4x4 stride 2, conv 64x3x3 stride 1 (VALID,
 ReLU), flatten, dense 512 (ReLU): the torso OpenAI baselines' A2C and PPO
 share between their heads. Agents put their dense heads on top.
 
-GST's scope (DESIGN "Scope") carried over to pixels: the first conv stays
+GST's scope carried over to pixels: the first conv stays
 dense by default (it reads raw pixels through 4 input channels, and is the
 network's input layer), conv 2, conv 3 and the dense 512 are compressible,
 and output heads stay dense.

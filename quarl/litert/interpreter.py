@@ -2,7 +2,7 @@
 
 LiteRT (ai-edge-litert) rather than TF's bundled interpreter: its XNNPACK int8
 kernels are ~4x faster than fp32 on ActorQ-sized nets, while TF 2.8's bundled
-interpreter runs int8 slower than fp32 (see DESIGN.md).
+interpreter runs int8 slower than fp32.
 """
 import numpy as np
 from ai_edge_litert.interpreter import Interpreter

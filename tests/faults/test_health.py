@@ -15,7 +15,7 @@ from conftest import rows
 pytestmark = pytest.mark.integration
 
 FLAGS = ('--agent=d4pg', '--env=gym:Pendulum-v1', '--actor_precision=int8',
-         '--num_actors=1', '--max_seconds=40')
+         '--num_actors=1', '--max_actor_steps=4000', '--max_seconds=400')
 MEASURING = 'measuring reference returns (random, zero-action)'
 
 

@@ -23,7 +23,9 @@ from launch import runner
 pytestmark = pytest.mark.integration
 
 LIVE_RUN = ('--agent=dqn', '--env=gym:CartPole-v1',
-            '--actor_precision=fp32_tf', '--num_actors=1', '--max_seconds=30')
+            '--actor_precision=fp32_tf', '--num_actors=1',
+            # A step budget; seconds only as a backstop.
+            '--max_actor_steps=3000', '--max_seconds=400')
 # The refusals are about run directories: on host networking, no re-exec.
 REFUSED = LIVE_RUN + ('--network=host',)
 ENV = dict(os.environ, MUJOCO_GL='disable', TF_CPP_MIN_LOG_LEVEL='2')
