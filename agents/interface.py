@@ -197,6 +197,18 @@ class Agent(abc.ABC):
     del num_actors
     return 0
 
+  @staticmethod
+  def learner_steps(config, actor_steps: int) -> int:
+    """Learner steps a run of `actor_steps` env steps makes, what schedules
+    given as fractions of a budget resolve against: replay agents learn after
+    min_replay_size inserts at samples_per_insert / batch_size steps per
+    insert."""
+    if config.samples_per_insert is None:
+      raise ValueError('a schedule in fractions of the budget needs a replay '
+                       'ratio (samples_per_insert), which this run has not')
+    return int(max(0, actor_steps - config.min_replay_size) *
+               config.samples_per_insert / config.batch_size)
+
 
 class DeterministicPolicyAgent(Agent):
   """The DDPG family (D4PG, TD3): what they share beyond the learner.

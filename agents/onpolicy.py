@@ -60,6 +60,11 @@ class OnPolicyAgent(interface.Agent):
   def num_actions(self) -> int:
     return int(self.environment_spec.actions.num_values)
 
+  @staticmethod
+  def learner_steps(config, actor_steps: int) -> int:
+    """One learner step per batch of unrolls: each env step is used once."""
+    return actor_steps // (config.batch_size * config.unroll_length)
+
   @property
   def sequence_length(self) -> int:
     return self.config.unroll_length + 1

@@ -11,7 +11,7 @@ import json
 import os
 import socket
 import tempfile
-from typing import Any, Dict, Mapping, Sequence
+from typing import Any, Dict, Mapping, Optional, Sequence
 
 EVALUATOR_CSV = 'evaluator.csv'
 ACTORS_CSV = 'actors.csv'
@@ -202,6 +202,15 @@ class CsvAppender:
 
 def _format(value: Any) -> Any:
   return f'{value:.6g}' if isinstance(value, float) else value
+
+
+def finished_status(path: str) -> Optional[str]:
+  """The status summary.json in `path` records, or None before it has one."""
+  summary = os.path.join(path, SUMMARY_JSON)
+  if not os.path.exists(summary):
+    return None
+  with open(summary) as handle:
+    return json.load(handle).get('status')
 
 
 def read_csv(path: str) -> Sequence[Dict[str, str]]:

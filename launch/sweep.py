@@ -6,31 +6,31 @@ A Ctrl-C (or SIGTERM/SIGHUP) of the sweep reaches the running child once,
 as the interrupt its launcher handles (it saves and writes its summary), and
 the sweep waits for it; the child also dies with the sweep (a parent-death
 signal), so a killed sweep leaves no run behind."""
-import json
 import os
 import signal
 import subprocess
 import sys
 import time
-from typing import List, Sequence
+from typing import Callable, List, Optional, Sequence
 
+from launch import resume as resume_lib
+from launch import run_dir as run_dir_lib
 from launch import supervisor
 
 # How long an interrupted child may take to save and write its summary.
 CHILD_STOP_TIMEOUT_S = 180.0
 
-from launch import resume as resume_lib
-
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def run_all(commands: Sequence[List[str]], run_dirs: Sequence[str],
-            log=print) -> List[int]:
+            log=print,
+            after_each: Optional[Callable[[int], None]] = None) -> List[int]:
   """Runs `python -m launch.train <args>` for each entry; returns exit codes.
 
   A completed run is skipped and an interrupted one continues (--resume;
   one that saved no state starts over), so a sweep stopped midway picks up
-  where it stopped.
+  where it stopped. `after_each(index)` follows every run, skipped or not.
   """
   codes = []
   start = time.time()
@@ -41,10 +41,12 @@ def run_all(commands: Sequence[List[str]], run_dirs: Sequence[str],
     log(f'[sweep] run {index + 1}/{len(commands)}: {run_dir}  elapsed '
         f'{elapsed / 60:.1f} min' + (f', ETA {eta / 60:.1f} min' if eta
                                      else ''))
-    status = _status(run_dir)
+    status = run_dir_lib.finished_status(run_dir)
     if status == 'completed':
       log('[sweep]   already done, skipped')
       codes.append(0)
+      if after_each:
+        after_each(index)
       continue
     # A run that stopped before saving its state starts over.
     resume = resume_lib.missing_state(run_dir) is None
@@ -59,6 +61,8 @@ def run_all(commands: Sequence[List[str]], run_dirs: Sequence[str],
     codes.append(code)
     if code:
       log(f'[sweep]   exit code {code}; see {run_dir}.log')
+    if after_each:
+      after_each(index)
   log(f'[sweep] done in {(time.time() - start) / 60:.1f} min')
   return codes
 
@@ -98,12 +102,3 @@ def _run_child(command: List[str], out) -> int:
     raise KeyboardInterrupt(f'sweep interrupted; the run stopped with exit '
                             f'code {code}')
   return code
-
-
-def _status(run_dir: str):
-  """The run's summary status, or None before it has one."""
-  path = os.path.join(run_dir, 'summary.json')
-  if not os.path.exists(path):
-    return None
-  with open(path) as handle:
-    return json.load(handle).get('status')

@@ -1,7 +1,8 @@
 """Environment layer: one name scheme, one dm_env contract.
 
 Names are `dm_control:DOMAIN:TASK` (DeepMind Control Suite), `gym:ID`
-(gym 0.26) or `ale:GAME` (Atari 2600 on ale-py). Whatever the source, the
+(gym 0.26), `gymnasium:ID` (gymnasium 1.x: the MuJoCo v5 suite) or
+`ale:GAME` (Atari 2600 on ale-py). Whatever the source, the
 environment has float32 rewards and discounts and either a float32
 BoundedArray or an int32 DiscreteArray action spec, so agents, exporters and
 actors never branch on where an environment came from. Observations are a

@@ -1,9 +1,12 @@
-"""gym 0.26 environments (new step API) behind QuaRL's environment contract.
+"""gym 0.26 and gymnasium 1.x environments behind QuaRL's environment contract.
 
-Acme 0.4.0's GymWrapper expects the old 4-tuple step API, hence this adapter.
+Both libraries have the same 5-tuple step API, so one adapter serves both
+(Acme 0.4.0's GymWrapper expects the old 4-tuple API). gymnasium carries the
+MuJoCo v5 tasks written for MuJoCo 3 (Hopper, Walker2d, ...), which gym
+0.26's v4 model files no longer compile on.
 """
 import functools
-from typing import Callable, List, Tuple
+from typing import Callable, List, NamedTuple, Tuple
 
 from acme import specs
 import dm_env
@@ -13,32 +16,42 @@ from quarl.envs import quiet
 from quarl.envs.errors import EnvironmentBuildError
 
 
-def known_targets() -> List[str]:
-  """Every registered gym id, for validation and suggestions."""
-  return list(quiet.import_gym().envs.registry)
+class Library(NamedTuple):
+  """A gym-API library: its scheme name and how to import it quietly."""
+  scheme: str
+  import_module: Callable
+
+  def known_targets(self) -> List[str]:
+    """Every registered id, for validation and suggestions."""
+    return list(self.import_module().envs.registry)
+
+  def load(self, env_id: str, seed: int,
+           training: bool) -> dm_env.Environment:
+    """Makes env `env_id`; `seed` fixes the whole run's randomness."""
+    del training  # The same environment for training and evaluation.
+    library = self.import_module()
+    name = f'{self.scheme}:{env_id}'
+    try:
+      with quiet.quiet_mujoco_compile():
+        environment = library.make(env_id)
+    except ValueError as error:  # MuJoCo's XML errors are ValueErrors.
+      raise EnvironmentBuildError(
+          f'{name} cannot be built with the pinned {self.scheme} and '
+          f'MuJoCo: {str(error).splitlines()[0]}') from error
+    except library.error.DependencyNotInstalled as error:  # box2d, say.
+      raise EnvironmentBuildError(
+          f'{name} needs a package this environment lacks: '
+          f'{str(error).splitlines()[0]}') from error
+    return GymEnvironment(environment, seed, library.spaces)
 
 
-def load(env_id: str, seed: int, training: bool) -> dm_env.Environment:
-  """Makes gym env `env_id`; `seed` fixes the whole run's randomness."""
-  del training  # The same environment for training and evaluation.
-  gym = quiet.import_gym()
-  try:
-    with quiet.quiet_mujoco_compile():
-      environment = gym.make(env_id)
-  except ValueError as error:  # MuJoCo's XML errors are ValueErrors.
-    raise EnvironmentBuildError(
-        f'gym:{env_id} cannot be built with the pinned gym and MuJoCo: '
-        f'{str(error).splitlines()[0]}') from error
-  except gym.error.DependencyNotInstalled as error:  # box2d, say.
-    raise EnvironmentBuildError(
-        f'gym:{env_id} needs a package this environment lacks: '
-        f'{str(error).splitlines()[0]}') from error
-  return GymEnvironment(environment, seed)
+GYM = Library('gym', quiet.import_gym)
+GYMNASIUM = Library('gymnasium', quiet.import_gymnasium)
 
 
-def _action_spec_and_converter(space) -> Tuple[specs.Array, Callable]:
+def _action_spec_and_converter(space,
+                               spaces) -> Tuple[specs.Array, Callable]:
   """The dm_env action spec of a gym action space and how to map back to it."""
-  spaces = quiet.import_gym().spaces
   if isinstance(space, spaces.Discrete):
     spec = specs.DiscreteArray(int(space.n), dtype=np.int32, name='action')
     return spec, lambda action: int(action) + int(space.start)
@@ -51,7 +64,8 @@ def _action_spec_and_converter(space) -> Tuple[specs.Array, Callable]:
 
 
 class GymEnvironment(dm_env.Environment):
-  """A gym env seen as a dm_env.Environment.
+  """A gym or gymnasium env seen as a dm_env.Environment (`spaces`: its
+  library's spaces module).
 
   Observations are flattened to one float32 vector. gym's `terminated` ends
   an episode with discount 0, while `truncated` (a TimeLimit) ends it with
@@ -61,8 +75,7 @@ class GymEnvironment(dm_env.Environment):
   the whole run repeats for the same seed.
   """
 
-  def __init__(self, environment, seed: int):
-    spaces = quiet.import_gym().spaces
+  def __init__(self, environment, seed: int, spaces):
     self._environment = environment
     self._pending_seed = seed
     self._flatten = functools.partial(spaces.flatten,
@@ -71,7 +84,7 @@ class GymEnvironment(dm_env.Environment):
     self._observation_spec = specs.Array(flat_space.shape, np.float32,
                                          'observation')
     self._action_spec, self._to_gym_action = _action_spec_and_converter(
-        environment.action_space)
+        environment.action_space, spaces)
     environment.action_space.seed(seed)
     self._reset_next_step = True
 

@@ -1,4 +1,5 @@
-"""Environment names: `dm_control:DOMAIN:TASK`, `gym:ID` or `ale:GAME`.
+"""Environment names: `dm_control:DOMAIN:TASK`, `gym:ID`, `gymnasium:ID` or
+`ale:GAME`.
 
 One string names an environment everywhere (flags, config.json, run dirs), so
 a typo should fail fast, before any node of a distributed program starts, and
@@ -27,7 +28,9 @@ class Scheme(NamedTuple):
 SCHEMES: Dict[str, Scheme] = {
     'dm_control': Scheme('dm_control:DOMAIN:TASK', dm_control_env.known_targets,
                          dm_control_env.load),
-    'gym': Scheme('gym:ID', gym_env.known_targets, gym_env.load),
+    'gym': Scheme('gym:ID', gym_env.GYM.known_targets, gym_env.GYM.load),
+    'gymnasium': Scheme('gymnasium:ID', gym_env.GYMNASIUM.known_targets,
+                        gym_env.GYMNASIUM.load),
     'ale': Scheme('ale:GAME', atari_env.known_targets, atari_env.load),
 }
 
@@ -49,8 +52,9 @@ def _suggestions(name: str) -> List[str]:
   """Close matches, searched within the name's scheme when it has a known one.
 
   With an unknown scheme the whole name and the part after the first ':' are
-  both tried against every scheme, so 'Pendulum-v1' and 'gymnasium:Pendulum-v1'
-  both point at 'gym:Pendulum-v1'.
+  both tried against every scheme, so 'Pendulum-v1' and 'openai:Pendulum-v1'
+  both point at 'gym:Pendulum-v1' (an id two schemes share is suggested
+  in the first scheme that has it).
   """
   scheme, separator, target = name.partition(':')
   if scheme in SCHEMES:
@@ -58,11 +62,10 @@ def _suggestions(name: str) -> List[str]:
   else:
     queries = [name, target] if separator else [name]
     schemes = list(SCHEMES)
-  by_lowercase = {
-      known.lower(): f'{candidate_scheme}:{known}'
-      for candidate_scheme in schemes
-      for known in SCHEMES[candidate_scheme].known_targets()
-  }
+  by_lowercase = {}
+  for candidate_scheme in schemes:
+    for known in SCHEMES[candidate_scheme].known_targets():
+      by_lowercase.setdefault(known.lower(), f'{candidate_scheme}:{known}')
   suggestions = []
   for query in queries:
     for match in difflib.get_close_matches(query.lower(), by_lowercase,

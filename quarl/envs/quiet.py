@@ -31,6 +31,13 @@ def import_gym():
   return gym
 
 
+def import_gymnasium():
+  """Imports gymnasium 1.x (it prints nothing, but is imported on demand:
+  processes that build no gymnasium env do not pay for it)."""
+  import gymnasium  # pylint: disable=g-import-not-at-top
+  return gymnasium
+
+
 def _log_mujoco_warning(message: str) -> None:
   if not any(known in message for known in _HARMLESS_MUJOCO_WARNINGS):
     logging.warning('MuJoCo: %s', message)

@@ -113,49 +113,68 @@ def test_circulant_plateau_ignores_the_pruned_phase(tmp_path):
     assert analysis.circulant_plateau(str(tmp_path)) == 0.8125
 
 
-def _fake_gst_run(root, method, returns, cr):
-    """A finished reproduce_gst run: evaluations, CR log and summary."""
-    run_dir = root / 'runs' / 'ale_Breakout' / method / 'seed_0'
+def _fake_gst_run(results_dir, arm_path, returns, cr):
+    """A finished reproduce_gst run's small files: evaluations, CR log and
+    summary."""
+    run_dir = results_dir / arm_path
     run_dir.mkdir(parents=True)
     appender = run_dir_lib.CsvAppender(str(run_dir / 'evaluator.csv'),
                                        run_dir_lib.EVALUATOR_FIELDS)
     for step, value in enumerate(returns):
-        appender.append(dict(wall_time_s=step, actor_steps=0,
+        appender.append(dict(wall_time_s=step, actor_steps=1000 * step,
                              learner_steps=step, episode_return=value,
                              fp32_return=''))
     with open(run_dir / 'compression.csv', 'w', newline='') as handle:
         writer = csv.writer(handle)
-        writer.writerow(['learner_step', 'compressed_cr'])
-        writer.writerow([0, cr])
+        writer.writerow(['learner_step', 'phase', 'compressed_cr'])
+        writer.writerow([0, 'circulant' if 'gst' in arm_path else 'dense',
+                         cr])
     (run_dir / 'summary.json').write_text(json.dumps(dict(
         average_cr=cr, final_cr=cr, final_network_cr=cr,
         final_return=returns[-1], best_return=max(returns), actor_steps=100,
         learner_steps=len(returns), status='completed')))
 
 
-def test_gst_results_average_the_last_five_evaluations(tmp_path):
-    """A noisy last evaluation must not decide "equal return": reproduce_gst
-    (run as users do, over finished runs it skips) reports the mean of the
-    last five evaluations beside the final one."""
-    _fake_gst_run(tmp_path, 'dense', [0, 9, 10, 11, 12, 13, 20], 0.0)
-    _fake_gst_run(tmp_path, 'prune_B2', [0, 1, 12, 11, 10, 12, 5], 0.9)
+def _reproduce_gst(*args):
+    env = dict(os.environ, MUJOCO_GL='disable', TF_CPP_MIN_LOG_LEVEL='3')
+    return subprocess.run(
+        [sys.executable, '-m', 'launch.reproduce_gst', *args],
+        capture_output=True, text=True, timeout=300, env=env)
+
+
+def test_gst_tables_come_from_the_results_dir_alone(tmp_path):
+    """A noisy last evaluation must not decide "equal return": the tables
+    (regenerated from committed small files, no run directories) report the
+    mean of the last five evaluations against dense's, and the lead in
+    average CR over pruning on the same schedule."""
+    results = tmp_path / 'results'
+    _fake_gst_run(results, 'ale_Breakout/dense/seed_0',
+                  [0, 9, 10, 11, 12, 13, 20], 0.0)
+    _fake_gst_run(results, 'ale_Breakout/prune_B2/standard_s0.9/seed_0',
+                  [0, 1, 12, 11, 10, 12, 5], 0.5)
+    _fake_gst_run(results, 'ale_Breakout/gst_B2_s1.0/standard_s0.9/seed_0',
+                  [0, 1, 12, 14, 14, 12, 14], 0.8)
     assert analysis.late_return([(0, 1.0), (1, 3.0)], 5) == 2.0
     assert analysis.late_return([], 5) is None
-    env = dict(os.environ, MUJOCO_GL='disable', TF_CPP_MIN_LOG_LEVEL='3')
-    result = subprocess.run(
-        [sys.executable, '-m', 'launch.reproduce_gst', '--agent=a2c',
-         f'--out_dir={tmp_path}', '--methods=dense,prune_B2', '--seeds=0'],
-        capture_output=True, text=True, timeout=300, env=env)
+    result = _reproduce_gst('--agent=a2c', f'--out_dir={tmp_path / "runs"}',
+                            f'--results_dir={results}', '--seeds=0',
+                            '--methods=dense,prune_B2,gst_B2_s1.0')
     assert result.returncode == 0, result.stderr
-    with open(tmp_path / 'results.csv') as handle:
+    assert '3 of 3 runs already in' in result.stdout
+    assert not (tmp_path / 'runs').exists()  # Nothing ran.
+    with open(results / 'a2c.csv') as handle:
         rows = {r['method']: r for r in csv.DictReader(handle)}
     assert float(rows['dense']['last5_return']) == pytest.approx(13.2)
     assert float(rows['prune_B2']['last5_return']) == pytest.approx(10.0)
-    assert float(rows['prune_B2']['final_vs_dense']) == pytest.approx(0.25)
     assert float(rows['prune_B2']['last5_vs_dense']) == pytest.approx(
         10 / 13.2)
-    assert ('| a2c | ale:Breakout | prune_B2 | 0 | 0.9 | 0.9 | 0.9 | 5 | 12 '
-            '| 10 | 0.25 | 0.6 | 0.758 | 7 |') in result.stdout
+    assert ('| ale:Breakout | prune_B2 | standard | 0.9 | 0 | 0.5 | 0.5 | '
+            '0.5 | 5 | 12 | 10 | 0.758 | 100 | 7 |') in result.stdout
+    assert ('ale:Breakout gst_B2_s1.0 (standard, final sparsity 0.9, 1 '
+            'seeds): +30.0 points of average CR over pruning (target +25: '
+            'met); last-5 return 1 of dense (target 0.97: met)'
+            ) in result.stdout
+    assert (results / 'plots' / 'return_a2c_ale_Breakout.png').exists()
 
 
 def test_emissions_at_puts_resumed_segments_on_the_run_clock(tmp_path):

@@ -108,6 +108,31 @@ def test_supported_gym_environments_step(make, env_id, kind):
         assert timestep.observation.dtype == np.float32
 
 
+@pytest.mark.parametrize('env_id, obs_size, action_size', [
+    ('Hopper-v5', 11, 3),
+    ('Walker2d-v5', 17, 6),
+    ('HalfCheetah-v5', 17, 6),
+    ('Ant-v5', 105, 8),
+    ('Humanoid-v5', 348, 17),
+])
+def test_gymnasium_mujoco_v5_environments_step(make, env_id, obs_size,
+                                               action_size):
+    environment = make(f'gymnasium:{env_id}')
+    spec = specs.make_environment_spec(environment)
+    assert spec.observations.shape == (obs_size,)
+    assert isinstance(spec.actions, specs.BoundedArray)
+    assert spec.actions.shape == (action_size,)
+    _check_step_dtypes(environment, spec.actions.generate_value())
+
+
+def test_gymnasium_hopper_falls_with_discount_zero(make):
+    """Hopper's unhealthy states terminate; pushing hard topples it."""
+    environment = make('gymnasium:Hopper-v5')
+    timesteps = _run_episode(environment, np.ones(3, np.float32))
+    assert len(timesteps) < 1001
+    assert timesteps[-1].discount == 0.0
+
+
 def test_time_limit_is_truncation_with_discount_one(make):
     timesteps = _run_episode(make('gym:Pendulum-v1'), np.zeros(1, np.float32))
     assert len(timesteps) == 201  # restart + the 200-step TimeLimit
@@ -139,6 +164,7 @@ def _first_observations(environment, episodes=2):
 
 @pytest.mark.parametrize('name', [
     'gym:Pendulum-v1',
+    'gymnasium:Hopper-v5',
     'dm_control:cartpole:balance',
 ])
 def test_seed_fixes_the_run(make, name):
@@ -186,6 +212,7 @@ def test_action_kind_accepts_specs(make):
 @pytest.mark.parametrize('name', [
     'gym:CartPole-v1',
     'gym:HalfCheetah-v4',
+    'gymnasium:Walker2d-v5',
     'dm_control:walker:walk',
 ])
 def test_known_names_validate(name):
@@ -196,7 +223,8 @@ def test_known_names_validate(name):
     ('gym:Pendulm-v1', 'gym:Pendulum-v1'),
     ('dm_control:cartpol:balance', 'dm_control:cartpole:balance'),
     ('dm_control:cartpole', 'dm_control:cartpole:balance'),
-    ('gymnasium:Pendulum-v1', 'gym:Pendulum-v1'),
+    ('openai:Pendulum-v1', 'gym:Pendulum-v1'),
+    ('gymnasium:Hoper-v5', 'gymnasium:Hopper-v5'),
     ('atari:Pong', 'ale:Pong'),
     ('dm_control:nothing_like_it', None),
 ])
@@ -207,6 +235,7 @@ def test_unknown_names_explain_themselves(name, suggestion):
     assert '\n' not in message
     assert repr(name) in message
     assert 'dm_control:DOMAIN:TASK' in message and 'gym:ID' in message
+    assert 'gymnasium:ID' in message
     _, _, suggested = message.partition('; did you mean: ')
     if suggestion is None:
         assert not suggested
@@ -226,8 +255,8 @@ def test_building_environments_prints_nothing(tmp_path):
     code = textwrap.dedent('''
         import numpy as np
         from quarl.envs import make_environment
-        for name in ('gym:HalfCheetah-v4', 'dm_control:cheetah:run',
-                     'ale:Breakout'):
+        for name in ('gym:HalfCheetah-v4', 'gymnasium:Hopper-v5',
+                     'dm_control:cheetah:run', 'ale:Breakout'):
             environment = make_environment(name)
             spec = environment.action_spec()
             environment.reset()

@@ -1,0 +1,180 @@
+"""What reproduce_gst runs: its arms, their schedules and launch.train
+flags, and how a finished run's small files are kept (they are what the
+tables are made from, launch/gst_report.py)."""
+import os
+import shutil
+import subprocess
+from typing import Dict, List, NamedTuple, Optional
+
+import agents
+from launch import run_dir as run_dir_lib
+from quarl import envs as quarl_envs
+
+# name -> launch.train compression flags. Pruning groups match the GST arm
+# they are compared with: 'prune' (4x4) against B=4, 'prune_B2' against B=2.
+METHODS = {
+    'dense': ['--compression=none'],
+    'prune': ['--compression=prune', '--gst_block_size=4'],
+    'prune_B2': ['--compression=prune', '--gst_block_size=2'],
+    'gst_B2_s0.25': ['--compression=gst', '--gst_block_size=2',
+                     '--gst_s_shift=0.25'],
+    'gst_B2_s1.0': ['--compression=gst', '--gst_block_size=2',
+                    '--gst_s_shift=1.0'],
+    'gst_B4_s0.25': ['--compression=gst', '--gst_block_size=4',
+                     '--gst_s_shift=0.25'],
+    'gst_B4_s1.0': ['--compression=gst', '--gst_block_size=4',
+                    '--gst_s_shift=1.0'],
+    'gst_B8_s1.0': ['--compression=gst', '--gst_block_size=8',
+                    '--gst_s_shift=1.0'],
+    # The block-size transforms (docs/architecture.md), from B=4.
+    'gst_proj_s0.25': ['--compression=gst', '--gst_block_size=4',
+                       '--gst_s_shift=0.25', '--gst_transform=projection'],
+    'gst_b4f_b2_s0.25': ['--compression=gst', '--gst_block_size=4',
+                         '--gst_s_shift=0.25',
+                         '--gst_transform=b4_friendly_b2'],
+    'gst_b4f_b4_s0.25': ['--compression=gst', '--gst_block_size=4',
+                         '--gst_s_shift=0.25',
+                         '--gst_transform=b4_friendly_b4'],
+}
+
+# The standard schedule's start and end, as fractions of the learner steps
+# a run's budget makes (rigl's SAC MuJoCo config: 200k to 800k of 1M).
+STANDARD_FRACTIONS = (0.2, 0.8)
+SCHEDULES = ('standard', 'early')
+
+# Per agent, the defaults of the flags below that are left unset, and the
+# 'early' schedule in learner steps. On-policy learners consume exactly
+# batch x unroll env steps per update (A2C 4 x 16, PPO 8 x 16); their four
+# actors make a batch's trajectories come from different games, and a
+# publish every 10 learner steps keeps the acting model close behind.
+# TD3 runs the TD3 paper's batch (`--preset=paper`: see agents/td3/config.py)
+# so that its dense arm can be held to the TD3 authors' learning curve.
+AGENT_DEFAULTS = {
+    'td3': dict(envs=['gymnasium:HalfCheetah-v5'],
+                methods=['dense', 'prune', 'gst_b4f_b2_s0.25'],
+                max_actor_steps=150_000, max_seconds=4000.0,
+                seeds=['0', '1', '2'], early=(5000, 90_000), eval_every=5000,
+                train_args=['--num_actors=1', '--publish_period=5s',
+                            '--preset=paper']),
+    'a2c': dict(envs=['ale:Breakout'],
+                methods=['dense', 'gst_B2_s1.0', 'prune_B2'],
+                max_actor_steps=400_000, max_seconds=3000.0, seeds=['0'],
+                early=(500, 4500), eval_every=200,
+                train_args=['--num_actors=4', '--publish_period=10']),
+    'ppo': dict(envs=['ale:Breakout'],
+                methods=['gst_B4_s1.0', 'dense'],
+                max_actor_steps=200_000, max_seconds=3000.0, seeds=['0'],
+                early=(150, 1100), eval_every=50,
+                train_args=['--num_actors=4', '--publish_period=10']),
+}
+
+class Arm(NamedTuple):
+  """One run of the comparison: what it is and where its files live."""
+  env: str
+  method: str
+  schedule: str  # '' for dense
+  sparsity: str  # '' for dense
+  seed: str
+
+  @property
+  def path(self) -> str:
+    """Relative directory, the same under --out_dir and --results_dir."""
+    parts = [self.env.replace(':', '_'), self.method]
+    if self.method != 'dense':
+      parts.append(f'{self.schedule}_s{self.sparsity}')
+    return os.path.join(*parts, f'seed_{self.seed}')
+
+
+def validate(chosen: Dict) -> None:
+  """Raises ValueError for the first bad setting, before anything runs."""
+  unknown = [m for m in chosen['methods'] if m not in METHODS]
+  if unknown:
+    raise ValueError(f'unknown methods {unknown}; choose from '
+                     f'{", ".join(METHODS)}')
+  bad = [s for s in chosen['schedules'] if s not in SCHEDULES]
+  if bad:
+    raise ValueError(f'unknown schedules {bad}; choose from '
+                     f'{", ".join(SCHEDULES)}')
+  for text in chosen['sparsities']:
+    try:
+      value = float(text)
+    except ValueError:
+      value = -1.0
+    if not 0.0 < value < 1.0:
+      raise ValueError(f'--sparsities: {text!r} is not a sparsity in (0, 1)')
+  for env in chosen['envs']:
+    quarl_envs.validate_environment_name(env)
+
+
+def arms(chosen: Dict) -> List[Arm]:
+  """Seed-major, so a sweep stopped early has whole comparisons."""
+  result = []
+  for seed in chosen['seeds']:
+    for env in chosen['envs']:
+      for method in chosen['methods']:
+        if method == 'dense':
+          result.append(Arm(env, method, '', '', seed))
+          continue
+        for schedule in chosen['schedules']:
+          for sparsity in chosen['sparsities']:
+            result.append(Arm(env, method, schedule, sparsity, seed))
+  return result
+
+
+def schedule_steps(chosen: Dict, arm: Arm) -> List[int]:
+  """[begin, end] learner steps of the arm's schedule."""
+  if arm.schedule == 'early':
+    return list(chosen['early'])
+  agent_class, config_for_env = agents.lookup(chosen['agent'])
+  presets = [arg.partition('=')[2] for arg in chosen['train_args']
+             if arg.startswith('--preset=')]
+  config = config_for_env(arm.env, *presets[-1:])
+  total = agent_class.learner_steps(config, chosen['max_actor_steps'])
+  return [round(fraction * total) for fraction in STANDARD_FRACTIONS]
+
+
+def train_args(chosen: Dict, arm: Arm) -> List[str]:
+  args = [f'--agent={chosen["agent"]}', f'--env={arm.env}',
+          '--actor_precision=int8',
+          f'--max_actor_steps={chosen["max_actor_steps"]}',
+          f'--max_seconds={chosen["max_seconds"]}', f'--seed={arm.seed}',
+          f'--eval_every={chosen["eval_every"]}', *METHODS[arm.method]]
+  if arm.method != 'dense':
+    begin, end = schedule_steps(chosen, arm)
+    args += [f'--sparsity_final={arm.sparsity}', f'--prune_begin_step={begin}',
+             f'--prune_end_step={end}']
+  return args + list(chosen['train_args'])
+
+
+RESULT_FILES = (run_dir_lib.SUMMARY_JSON, run_dir_lib.EVALUATOR_CSV,
+                run_dir_lib.COMPRESSION_CSV, run_dir_lib.CONFIG_JSON)
+
+
+def record(run_dir: str, destination: str, commit_message: Optional[str],
+           log=print) -> None:
+  """Copies a completed run's small files to `destination` and, given a
+  message, commits them; an incomplete run is left to be resumed."""
+  if run_dir_lib.finished_status(run_dir) != 'completed':
+    return
+  os.makedirs(destination, exist_ok=True)
+  copied = []
+  for name in RESULT_FILES:
+    source = os.path.join(run_dir, name)
+    if os.path.exists(source):
+      shutil.copyfile(source, os.path.join(destination, name))
+      copied.append(os.path.join(destination, name))
+  if commit_message:
+    _commit(copied, commit_message, log)
+
+
+def _commit(paths: List[str], message: str, log) -> None:
+  """Commits exactly `paths` (others' staged changes are left alone)."""
+  top = os.path.dirname(paths[0])
+  for command in (['git', 'add', '--', *paths],
+                  ['git', 'commit', '-q', '-m', message, '--', *paths]):
+    result = subprocess.run(command, cwd=top, capture_output=True, text=True,
+                            timeout=60, check=False)
+    if result.returncode:
+      log(f'[reproduce_gst] could not commit {message!r}: '
+          f'{result.stderr.strip() or result.stdout.strip()}')
+      return
