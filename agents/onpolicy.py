@@ -24,12 +24,10 @@ from acme.tf import variable_utils
 
 from agents import compiled
 from agents import interface
+from agents import replay
 from agents import reverb_compat
+from agents import tf_actor
 from quarl.actors import exploration as exploration_lib
-
-
-def _no_policy_step() -> int:
-  return -1
 
 
 class OnPolicyAgent(interface.Agent):
@@ -78,10 +76,10 @@ class OnPolicyAgent(interface.Agent):
                   policy_step=tf.TensorSpec((), tf.int64))
     signature = reverb_adders.SequenceAdder.signature(
         self.environment_spec, extras, self.sequence_length)
-    queue = reverb.Table.queue(interface.REPLAY_TABLE,
+    queue = reverb.Table.queue(replay.REPLAY_TABLE,
                                max_size=self.config.queue_size,
                                signature=signature)
-    return [queue, interface.calibration_table(
+    return [queue, replay.calibration_table(
         signature, max_size=self.config.calibration_size)]
 
   def make_adder(self, replay_client: reverb.Client):
@@ -90,18 +88,18 @@ class OnPolicyAgent(interface.Agent):
         sequence_length=self.sequence_length,
         period=self.config.unroll_length,
         end_of_episode_behavior=reverb_adders.EndBehavior.CONTINUE,
-        priority_fns={interface.REPLAY_TABLE: None,
-                      interface.CALIBRATION_TABLE: None})
+        priority_fns={replay.REPLAY_TABLE: None,
+                      replay.CALIBRATION_TABLE: None})
 
   def replay_dataset(self, replay_client: reverb.Client,
-                     parallel_calls: int = interface.DATASET_PARALLEL_CALLS
+                     parallel_calls: int = replay.DATASET_PARALLEL_CALLS
                      ) -> tf.data.Dataset:
     """Batches of trajectories in queue order: one worker with at most one
     batch in flight and no prefetch, so data waits in the queue (where
     actors see it is full) rather than in the learner."""
     del parallel_calls  # More workers would only hold more stale batches.
     return datasets.make_reverb_dataset(
-        table=interface.REPLAY_TABLE,
+        table=replay.REPLAY_TABLE,
         server_address=replay_client.server_address,
         batch_size=self.config.batch_size,
         num_parallel_calls=1,
@@ -110,7 +108,7 @@ class OnPolicyAgent(interface.Agent):
   def make_learner(self, replay_client: reverb.Client, counter, logger,
                    compile_mode: str = 'xla',
                    dataset_parallel_calls: int = (
-                       interface.DATASET_PARALLEL_CALLS),
+                       replay.DATASET_PARALLEL_CALLS),
                    report_every_s: float = compiled.REPORT_EVERY_S
                    ) -> interface.LearnerBundle:
     """See interface.Agent; the learner logs every `report_every_s`."""
@@ -139,9 +137,9 @@ class OnPolicyAgent(interface.Agent):
     return 1.0
 
   def behaviour(self, exploration: float, rng: np.random.Generator,
-                policy_step: Callable[[], int] = _no_policy_step
+                model_step: interface.ModelStep
                 ) -> Callable[[np.ndarray], tuple]:
-    """Samples softmax(logits), stamping each step with `policy_step()`,
+    """Samples softmax(logits), stamping each step with `model_step()`,
     the learner step of the acting model.
 
     The evaluator's exploration 0 samples too: the stochastic policy is
@@ -149,7 +147,7 @@ class OnPolicyAgent(interface.Agent):
     can stall Breakout (it never serves) for 27,000 steps a game.
     """
     del exploration  # The policy is its own exploration.
-    return exploration_lib.categorical_behaviour(rng, policy_step)
+    return exploration_lib.categorical_behaviour(rng, model_step)
 
   def make_tf_actor(self, variable_source: acme.VariableSource, adder,
                     exploration: float, rng: np.random.Generator,
@@ -162,6 +160,6 @@ class OnPolicyAgent(interface.Agent):
                           interface.LEARNER_STEP: [learner_step]},
         update_period=variable_update_period)
     variable_client.update_and_wait()
-    return interface.TFBehaviourActor(
+    return tf_actor.TFBehaviourActor(
         policy, adder, variable_client,
         self.behaviour(exploration, rng, lambda: int(learner_step.numpy())))

@@ -17,7 +17,7 @@ from absl import flags
 
 from agents import AGENT_NAMES
 import agents
-from agents import interface as agent_interface
+from agents import replay
 from agents.compiled import COMPILE_MODES
 from launch import baselines
 from launch import hosts
@@ -120,7 +120,7 @@ def _check_agent_config(agent_config) -> None:
   if hasattr(agent_config, 'min_replay_size'):
     spi = getattr(agent_config, 'samples_per_insert', None)
     try:
-      agent_interface.rate_limiter(agent_config.min_replay_size, spi)
+      replay.rate_limiter(agent_config.min_replay_size, spi)
     except ValueError as error:
       raise UsageError(
           f'--min_replay_size={agent_config.min_replay_size} with '

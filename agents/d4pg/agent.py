@@ -4,13 +4,15 @@ import copy
 import reverb
 import sonnet as snt
 
+from agents import deterministic
 from agents import interface
+from agents import replay
 from agents.d4pg import networks
 from agents.d4pg.config import D4PGConfig
 from agents.d4pg.learning import D4PGLearner
 
 
-class D4PGAgent(interface.DeterministicPolicyAgent):
+class D4PGAgent(deterministic.DeterministicPolicyAgent):
   """Distributional DDPG with per-actor Gaussian exploration."""
 
   config: D4PGConfig
@@ -23,7 +25,7 @@ class D4PGAgent(interface.DeterministicPolicyAgent):
   def make_learner(self, replay_client: reverb.Client, counter, logger,
                    compile_mode: str = 'xla',
                    dataset_parallel_calls: int = (
-                       interface.DATASET_PARALLEL_CALLS)
+                       replay.DATASET_PARALLEL_CALLS)
                    ) -> interface.LearnerBundle:
     config = self.config
     spec = self.environment_spec

@@ -4,17 +4,17 @@ from typing import Callable, List
 import numpy as np
 import reverb
 import sonnet as snt
-from acme.adders import reverb as reverb_adders
 from acme.tf import utils as tf2_utils
 
 from agents import interface
+from agents import replay
 from agents.dqn import networks
 from agents.dqn.config import DQNConfig
 from agents.dqn.learning import DQNLearner
 from quarl.actors import exploration as exploration_lib
 
 # Acme's DQNLearner writes its priority updates to this table name.
-REPLAY_TABLE = interface.REPLAY_TABLE
+REPLAY_TABLE = replay.REPLAY_TABLE
 
 
 class DQNAgent(interface.Agent):
@@ -33,23 +33,14 @@ class DQNAgent(interface.Agent):
     return network
 
   def replay_tables(self) -> List[reverb.Table]:
-    config = self.config
-    signature = reverb_adders.NStepTransitionAdder.signature(
-        self.environment_spec)
-    replay = reverb.Table(
-        name=REPLAY_TABLE,
-        sampler=reverb.selectors.Prioritized(config.priority_exponent),
-        remover=reverb.selectors.Fifo(),
-        max_size=config.max_replay_size,
-        rate_limiter=interface.rate_limiter(config.min_replay_size,
-                                            config.samples_per_insert),
-        signature=signature)
-    return [replay, interface.calibration_table(signature)]
+    return replay.transition_tables(
+        self.environment_spec, self.config,
+        reverb.selectors.Prioritized(self.config.priority_exponent))
 
   def make_learner(self, replay_client: reverb.Client, counter, logger,
                    compile_mode: str = 'xla',
                    dataset_parallel_calls: int = (
-                       interface.DATASET_PARALLEL_CALLS)
+                       replay.DATASET_PARALLEL_CALLS)
                    ) -> interface.LearnerBundle:
     config = self.config
     network, target_network = self._q_network(), self._q_network()
@@ -83,7 +74,9 @@ class DQNAgent(interface.Agent):
                                           self.config.epsilon_base,
                                           self.config.epsilon_alpha)
 
-  def behaviour(self, exploration: float, rng: np.random.Generator
+  def behaviour(self, exploration: float, rng: np.random.Generator,
+                model_step: interface.ModelStep
                 ) -> Callable[[np.ndarray], np.ndarray]:
+    del model_step  # Replay data records no lag.
     return exploration_lib.epsilon_greedy_behaviour(
         exploration, self.num_actions, rng)

@@ -4,13 +4,15 @@ import copy
 import reverb
 import sonnet as snt
 
+from agents import deterministic
 from agents import interface
+from agents import replay
 from agents.td3 import networks
 from agents.td3.config import TD3Config
 from agents.td3.learning import TD3Learner
 
 
-class TD3Agent(interface.DeterministicPolicyAgent):
+class TD3Agent(deterministic.DeterministicPolicyAgent):
   """TD3 with per-actor Gaussian exploration and uniform 1-step replay."""
 
   config: TD3Config
@@ -32,7 +34,7 @@ class TD3Agent(interface.DeterministicPolicyAgent):
   def make_learner(self, replay_client: reverb.Client, counter, logger,
                    compile_mode: str = 'xla',
                    dataset_parallel_calls: int = (
-                       interface.DATASET_PARALLEL_CALLS)
+                       replay.DATASET_PARALLEL_CALLS)
                    ) -> interface.LearnerBundle:
     """Targets are copies made before any controller touches the online
     networks, so they stay dense and are never registered for compression."""

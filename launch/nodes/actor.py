@@ -42,44 +42,16 @@ def make_policy_actor(agent, config: RunConfig, model_source, adder,
   if not config.quantized:
     return agent.make_tf_actor(model_source, adder, exploration, rng,
                                variable_update_period), None
-  stamped = _StampedModels(model_source) if agent.on_policy else None
   refresher = actors.ModelRefresher(
-      stamped.fetch if stamped else model_source.get_model,
+      model_source.get_model,
       num_threads=threads.plan_for(config).litert_threads).start()
   while not refresher.wait_for_first_model(1.0):
     if stop.requested() or common.budget_spent(config):
       refresher.stop()
       return None, None
-  if stamped:
-    behaviour = agent.behaviour(
-        exploration, rng, lambda: stamped.learner_step(refresher.version))
-  else:
-    behaviour = agent.behaviour(exploration, rng)
+  behaviour = agent.behaviour(exploration, rng,
+                              lambda: refresher.learner_step)
   return actors.LiteRTActor(refresher, behaviour, adder), refresher
-
-
-class _StampedModels:
-  """The quantizer's models for on-policy actors, remembering the learner
-  step each recent version was made at (the lag their data records)."""
-
-  KEEP = 8
-
-  def __init__(self, quantizer):
-    self._quantizer = quantizer
-    self._steps = {}
-
-  def fetch(self, known_version: int):
-    reply = self._quantizer.get_stamped_model(known_version)
-    if reply is None:
-      return None
-    version, model_bytes, learner_step = reply
-    self._steps[version] = learner_step
-    for old in sorted(self._steps)[:-self.KEEP]:
-      del self._steps[old]
-    return version, model_bytes
-
-  def learner_step(self, version: int) -> int:
-    return self._steps.get(version, -1)
 
 
 class _ActorStats:

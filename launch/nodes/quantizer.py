@@ -139,14 +139,10 @@ class QuantizerNode:
     # aborts on some models, and a refusal must not take this node down.
     self._probe = litert.ModelProbe()
 
-  def get_model(self, known_version: int) -> Optional[Tuple[int, bytes]]:
-    """The newest model if newer than `known_version`, else None."""
-    stamped = self.get_stamped_model(known_version)
-    return stamped and stamped[:2]
-
-  def get_stamped_model(self, known_version: int
-                        ) -> Optional[Tuple[int, bytes, int]]:
-    """get_model's reply plus the learner step the model was made at."""
+  def get_model(self, known_version: int
+                ) -> Optional[Tuple[int, bytes, int]]:
+    """(version, bytes, learner step it was made at) of the newest model if
+    newer than `known_version`, else None."""
     with self._lock:
       latest = self._latest
     if latest is None or latest[0] <= known_version:

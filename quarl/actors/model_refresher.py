@@ -1,7 +1,7 @@
 """Keeps an actor's LiteRT policy current without stalling its env loop.
 
 A background thread polls the model source (the quantizer node) for a newer
-(version, bytes) pair and builds the new interpreter off the env-loop thread;
+(version, bytes, learner step) reply and builds the new interpreter off the env-loop thread;
 the swap is a single reference assignment. Bytes that fail to load are
 counted and the previous model stays in use: one bad publish must not take
 down every actor. Every model is first loaded and run in a ModelProbe child,
@@ -17,8 +17,9 @@ from quarl.litert import InvalidModelError
 from quarl.litert import LiteRTPolicy
 from quarl.litert import ModelProbe
 
-# fetch(known_version) -> (version, model_bytes) when newer, else None.
-ModelFetcher = Callable[[int], Optional[Tuple[int, bytes]]]
+# fetch(known_version) -> (version, model_bytes, learner_step) when newer,
+# else None; learner_step is the learner's step the model was made at.
+ModelFetcher = Callable[[int], Optional[Tuple[int, bytes, int]]]
 
 
 class ModelRefresher:
@@ -32,6 +33,7 @@ class ModelRefresher:
     self._num_threads = num_threads
     self._policy: Optional[LiteRTPolicy] = None
     self.version = -1  # Version of the policy in use.
+    self.learner_step = -1  # The learner step it was made at.
     self._newest_seen = -1  # Includes rejected versions, so they're skipped.
     self.load_failures = 0
     self.fetch_failures = 0
@@ -69,12 +71,13 @@ class ModelRefresher:
       return False
     installed = False
     if reply is not None:
-      version, model_bytes = reply
+      version, model_bytes, learner_step = reply
       self._newest_seen = max(self._newest_seen, int(version))
       try:
         self._probe.check(model_bytes)
         self._policy = LiteRTPolicy(model_bytes, self._num_threads)
         self.version = int(version)
+        self.learner_step = int(learner_step)
         installed = True
         self._ready.set()
       except InvalidModelError as error:

@@ -10,6 +10,7 @@ from acme import specs
 from agents import a2c
 from agents.a2c import learning
 from agents import interface
+from agents import replay
 from onpolicy_helpers import act
 from onpolicy_helpers import GAME
 from onpolicy_helpers import start
@@ -48,7 +49,7 @@ def test_trajectories_hold_the_behaviour_log_probabilities(setup):
   export = agent.export_policy()
   for variable, value in zip(export.variables, initial):
     variable.assign(value)
-  for step in _trajectories(client, interface.CALIBRATION_TABLE, 8):
+  for step in _trajectories(client, replay.CALIBRATION_TABLE, 8):
     observations, actions = step.observation, step.action
     assert observations.shape == (UNROLL + 1, 84, 84, 4)
     assert observations.dtype == np.uint8
@@ -82,7 +83,7 @@ def test_consecutive_trajectories_share_their_boundary_step():
     if timestep.last():
       timestep = environment.reset()
       adder.add_first(timestep)
-  items = _trajectories(client, interface.REPLAY_TABLE, 3)  # Queue order.
+  items = _trajectories(client, replay.REPLAY_TABLE, 3)  # Queue order.
   server.stop()
   for first, second in zip(items, items[1:]):
     np.testing.assert_array_equal(first.observation[-1],
@@ -107,7 +108,7 @@ def test_learner_consumes_each_trajectory_once_and_logs_the_lag(setup):
   steps = TRAJECTORIES // agent.config.batch_size
   for _ in range(steps):
     bundle.learner.step()
-  info = client.server_info()[interface.REPLAY_TABLE]
+  info = client.server_info()[replay.REPLAY_TABLE]
   assert info.current_size == 0
   rows = logger.rows
   assert len(rows) == steps and all(np.isfinite(r['loss']) for r in rows)

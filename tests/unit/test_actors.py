@@ -31,7 +31,7 @@ class FakeQuantizer:
         newest = max(self.models, default=-1)
         if newest <= known_version:
             return None
-        return newest, self.models[newest]
+        return newest, self.models[newest], 10 * newest
 
 
 def test_refresher_switches_to_newer_version():
@@ -44,7 +44,7 @@ def test_refresher_switches_to_newer_version():
     assert not refresher.refresh_once()  # Nothing newer: no reload.
     source.models[1] = _model_bytes(3.0)
     assert refresher.refresh_once()
-    assert refresher.version == 1
+    assert refresher.version == 1 and refresher.learner_step == 10
     np.testing.assert_allclose(refresher.policy(np.array([1., 2.])), [3., 6.])
 
 

@@ -5,7 +5,7 @@ import tensorflow as tf
 from acme import specs
 from acme.tf import networks as acme_networks
 
-from agents import interface
+from agents import replay
 from agents.d4pg import AGENT_CLASS
 from agents.d4pg import config_for_env
 from quarl import envs
@@ -44,7 +44,7 @@ def test_transitions_reach_both_tables(setup):
     _, client, _ = setup
     info = client.server_info()
     assert info['priority_table'].current_size > 150
-    assert info[interface.CALIBRATION_TABLE].current_size > 150
+    assert info[replay.CALIBRATION_TABLE].current_size > 150
 
 
 def test_learner_steps_and_exports_an_int8_policy(setup):

@@ -5,6 +5,7 @@ import tensorflow as tf
 from acme import specs
 
 from agents import interface
+from agents import replay
 from agents.dqn import AGENT_CLASS
 from agents.dqn import config_for_env
 from agents.dqn.agent import REPLAY_TABLE
@@ -65,7 +66,7 @@ def test_transitions_reach_both_tables(setup):
     _, client, _, _ = setup
     info = client.server_info()
     assert info[REPLAY_TABLE].current_size > 900
-    assert info[interface.CALIBRATION_TABLE].current_size > 900
+    assert info[replay.CALIBRATION_TABLE].current_size > 900
 
 
 def test_learner_updates_priorities(setup, trained):
@@ -99,7 +100,8 @@ def test_int8_keeps_the_greedy_action(setup, trained):
                                         calibration, held)
     assert 1.0 - model.argmax_mismatch >= MIN_ARGMAX_AGREEMENT, model
     runner = actors.LiteRTPolicy(model.model_bytes)
-    greedy = agent.behaviour(0.0, np.random.default_rng(0))
+    greedy = agent.behaviour(0.0, np.random.default_rng(0),
+                             interface.unknown_model_step)
     q_values = trained(held).numpy()
     agreement = np.mean([greedy(runner(o)) == np.argmax(q)
                          for o, q in zip(held, q_values)])

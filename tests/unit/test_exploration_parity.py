@@ -9,6 +9,7 @@ import tensorflow as tf
 from acme import specs
 from acme.tf import networks as acme_networks
 
+from agents import interface
 from agents.d4pg import AGENT_CLASS
 from agents.d4pg import config_for_env
 from launch.nodes.quantizer import rollout_observations
@@ -49,10 +50,11 @@ def test_both_actor_kinds_explore_the_whole_pendulum_range_alike():
   tf_actor = agent.make_tf_actor(_Source(export.variables), None, sigma,
                                  np.random.default_rng(1))
   refresher = actors.ModelRefresher(
-      lambda known: (0, model.model_bytes) if known < 0 else None)
+      lambda known: (0, model.model_bytes, 0) if known < 0 else None)
   assert refresher.refresh_once()
   litert_actor = actors.LiteRTActor(
-      refresher, agent.behaviour(sigma, np.random.default_rng(2)))
+      refresher, agent.behaviour(sigma, np.random.default_rng(2),
+                                 interface.unknown_model_step))
   observation = observations[0]
   kinds = {name: np.array([actor.select_action(observation)[0]
                            for _ in range(SAMPLES)])

@@ -134,7 +134,7 @@ def test_refresher_survives_bytes_that_abort_litert(cartpole, aborting_model):
       good, good.variables, agent.observation_size, 'int8', held).model_bytes
   published = {0: model_bytes}
   refresher = actors.ModelRefresher(
-      lambda known: max(published.items()) if max(published) > known
+      lambda known: (*max(published.items()), 0) if max(published) > known
       else None)
   assert refresher.refresh_once() and refresher.version == 0
   published[1] = aborting_model

@@ -108,7 +108,7 @@ class _NeverLoads:
 
 
 class _Agent:
-  on_policy = False
+  """make_policy_actor needs nothing of it before the first model."""
 
 
 class _Source:

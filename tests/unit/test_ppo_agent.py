@@ -7,7 +7,7 @@ import sys
 import numpy as np
 import pytest
 
-from agents import interface
+from agents import replay
 from agents import ppo
 from onpolicy_helpers import act
 from onpolicy_helpers import start
@@ -38,7 +38,7 @@ def test_ratio_is_one_until_the_learner_moves(setup):
   # The second was played by that same step-0 policy, one update behind.
   assert float(second['policy_lag']) == 1.0
   assert float(second['max_ratio_error']) > 1e-3
-  assert client.server_info()[interface.REPLAY_TABLE].current_size == 0
+  assert client.server_info()[replay.REPLAY_TABLE].current_size == 0
   # Four epochs over each batch: four optimizer updates per learner step.
   optimizer = bundle.checkpointables['optimizer']
   assert int(optimizer.step.numpy()) == 2 * agent.config.num_epochs

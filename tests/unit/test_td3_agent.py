@@ -11,6 +11,8 @@ from acme import types
 
 from agents import compiled
 from agents import interface
+from agents.replay import CALIBRATION_TABLE
+from agents.replay import REPLAY_TABLE
 from agents.td3 import AGENT_CLASS
 from agents.td3 import config_for_env
 from agents.td3 import networks
@@ -154,7 +156,8 @@ def replay():
   agent = AGENT_CLASS(spec, config_for_env(
       'gym:Pendulum-v1', batch_size=16, min_replay_size=32,
       samples_per_insert=None, **SMALL))
-  behave = agent.behaviour(agent.exploration(0, 1), np.random.default_rng(0))
+  behave = agent.behaviour(agent.exploration(0, 1), np.random.default_rng(0),
+                           interface.unknown_model_step)
   server, client = serve_replay(agent, environment, 200,
                                 lambda: behave(np.zeros(1, np.float32)))
   yield agent, client
@@ -164,8 +167,8 @@ def replay():
 def test_transitions_reach_both_tables(replay):
   _, client = replay
   info = client.server_info()
-  assert info[interface.REPLAY_TABLE].current_size > 150
-  assert info[interface.CALIBRATION_TABLE].current_size > 150
+  assert info[REPLAY_TABLE].current_size > 150
+  assert info[CALIBRATION_TABLE].current_size > 150
 
 
 def test_learner_from_reverb_exports_its_online_policy(replay):

@@ -1,0 +1,90 @@
+"""The Reverb tables, adders and datasets agents share.
+
+Every agent's program has two tables: the learner's (REPLAY_TABLE: a
+uniform or prioritised transition replay, or an on-policy queue) and a small
+FIFO mirror of recent data that the quantizer calibrates int8 models from,
+so calibration never samples from (and rate-limits) the learner's table.
+"""
+from typing import List, Optional
+
+import reverb
+import tensorflow as tf
+from acme import adders
+from acme import datasets
+from acme import specs
+from acme.adders import reverb as reverb_adders
+
+from agents import reverb_compat
+
+# The learner's table (Acme's default name, which its DQN learner writes
+# priority updates to).
+REPLAY_TABLE = reverb_adders.DEFAULT_PRIORITY_TABLE
+CALIBRATION_TABLE = 'calibration'
+CALIBRATION_TABLE_SIZE = 2048
+# Learner dataset workers (Acme's default of 12 oversubscribes small
+# machines; launch/nodes/threads.py sizes it).
+DATASET_PARALLEL_CALLS = 2
+
+
+def calibration_table(signature,
+                      max_size: int = CALIBRATION_TABLE_SIZE) -> reverb.Table:
+  return reverb.Table(
+      name=CALIBRATION_TABLE,
+      sampler=reverb.selectors.Uniform(),
+      remover=reverb.selectors.Fifo(),
+      max_size=max_size,
+      rate_limiter=reverb.rate_limiters.MinSize(1),
+      signature=signature)
+
+
+def rate_limiter(min_replay_size: int, samples_per_insert: Optional[float]
+                 ) -> reverb.rate_limiters.RateLimiter:
+  """The learner table's limiter: learn after `min_replay_size` inserts and,
+  unless `samples_per_insert` is None, hold actors to that replay ratio (with
+  Acme's 10% tolerance) so they cannot starve the learner of CPU."""
+  if samples_per_insert is None:
+    return reverb.rate_limiters.MinSize(min_replay_size)
+  return reverb.rate_limiters.SampleToInsertRatio(
+      min_size_to_sample=min_replay_size,
+      samples_per_insert=samples_per_insert,
+      error_buffer=0.1 * min_replay_size * samples_per_insert)
+
+
+def transition_tables(environment_spec: specs.EnvironmentSpec, config,
+                      sampler) -> List[reverb.Table]:
+  """N-step transition replay drawn by `sampler` (FIFO eviction at
+  config.max_replay_size, config's rate limit), and its calibration
+  mirror."""
+  signature = reverb_adders.NStepTransitionAdder.signature(environment_spec)
+  replay = reverb.Table(
+      name=REPLAY_TABLE,
+      sampler=sampler,
+      remover=reverb.selectors.Fifo(),
+      max_size=config.max_replay_size,
+      rate_limiter=rate_limiter(config.min_replay_size,
+                                config.samples_per_insert),
+      signature=signature)
+  return [replay, calibration_table(signature)]
+
+
+def transition_adder(replay_client: reverb.Client, n_step: int,
+                     discount: float) -> adders.Adder:
+  """N-step transitions into the learner's table (new items at priority 1)
+  and the calibration table."""
+  return reverb_adders.NStepTransitionAdder(
+      client=reverb_compat.AdderClient(replay_client),
+      n_step=n_step,
+      discount=discount,
+      priority_fns={REPLAY_TABLE: None, CALIBRATION_TABLE: None})
+
+
+def transition_dataset(replay_client: reverb.Client, batch_size: int,
+                       parallel_calls: int = DATASET_PARALLEL_CALLS
+                       ) -> tf.data.Dataset:
+  """Batches of N-step transitions (reverb.ReplaySample) for the learner."""
+  return datasets.make_reverb_dataset(
+      table=REPLAY_TABLE,
+      server_address=replay_client.server_address,
+      batch_size=batch_size,
+      prefetch_size=4,
+      num_parallel_calls=parallel_calls)
