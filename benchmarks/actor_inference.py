@@ -24,7 +24,7 @@ from acme import specs
 
 from agents.d4pg import networks
 from launch import cli
-from launch.nodes.quantizer import rollout_observations
+from quarl.quantization.calibration import rollout_observations
 from quarl import compression
 from quarl import envs
 from quarl.envs import atari_env

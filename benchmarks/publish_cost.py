@@ -25,6 +25,7 @@ from agents.d4pg import networks
 from launch import cli
 from quarl import litert
 from quarl import quantization
+from quarl.quantization import calibration
 from quarl.quantization import patcher
 
 _OBS_SIZES = flags.DEFINE_list('obs_sizes', ['3', '24'],
@@ -43,8 +44,6 @@ flags.register_validator(
     'want comma-separated positive sizes, e.g. 3,24, or empty')
 for _name in ('width', 'action_size', 'publishes'):
   flags.register_validator(_name, cli.finite_positive, 'must be > 0')
-_CALIBRATION = 256  # As the quantizer node: calibration and held rows.
-_HELD = 64
 
 
 def _policy_body(obs_size: int, layer_norm: bool):
@@ -80,22 +79,23 @@ def measure(torso: str, obs_size: int, precision: str, publishes: int,
   rng = np.random.default_rng(0)
   body = _policy_body(obs_size, torso == 'layer_norm')
   # Stand-in observations: unit-scale features like normalised MuJoCo state.
-  observations = rng.normal(size=(_CALIBRATION + _HELD, obs_size)).astype(
-      np.float32)
-  calibration, held = observations[:_CALIBRATION], observations[_CALIBRATION:]
+  observations = rng.normal(
+      size=(calibration.ROLLOUT_SAMPLES, obs_size)).astype(np.float32)
+  calibrate = observations[:calibration.CALIBRATION_SAMPLES]
+  held = observations[calibration.CALIBRATION_SAMPLES:]
   publisher = quantization.PolicyPublisher(body, obs_size, precision,
                                            probe=probe)
-  first = publisher.publish(calibration, held)  # Converts: the template.
-  patched = publisher.publish(calibration, held)
+  first = publisher.publish(calibrate, held)  # Converts: the template.
+  patched = publisher.publish(calibrate, held)
   if (first.route, patched.route) != ('converted', 'patched'):
     raise RuntimeError(f'{precision} publishes were not patched')
   routes = [
       ('full conversion', functools.partial(
           quantization.convert_policy, body, body.variables, obs_size,
-          precision, calibration, held, probe=probe)),
-      ('patched publish', functools.partial(publisher.publish, calibration,
+          precision, calibrate, held, probe=probe)),
+      ('patched publish', functools.partial(publisher.publish, calibrate,
                                             held)),
-      ('patch alone', functools.partial(publisher.make_bytes, calibration)),
+      ('patch alone', functools.partial(publisher.make_bytes, calibrate)),
   ]
   return [(torso, obs_size, what, *_timed(call, body, rng, publishes))
           for what, call in routes]

@@ -26,7 +26,7 @@ from acme.tf import networks as acme_networks
 
 from agents.d4pg import networks
 from launch import cli
-from launch.nodes.quantizer import rollout_observations
+from quarl.quantization.calibration import rollout_observations
 from quarl import envs
 from quarl import quantization
 from quarl.actors import exploration

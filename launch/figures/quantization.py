@@ -20,7 +20,7 @@ from acme.tf import networks as acme_networks
 
 from agents.d4pg import networks
 from launch import figures
-from launch.nodes.quantizer import rollout_observations
+from quarl.quantization import calibration
 from quarl import envs
 from quarl import quantization
 from quarl.actors import LiteRTPolicy
@@ -36,7 +36,6 @@ flags.mark_flag_as_required('out')
 
 ENV = 'gym:Pendulum-v1'
 OBSERVATION_NAMES = ('cos(theta)', 'sin(theta)', 'theta_dot')
-CALIBRATION, HELD_OUT = 256, 64  # the quantizer node's sample counts
 
 
 def trained_looking_policy(spec, layers, seed):
@@ -126,16 +125,18 @@ def main(argv):
           int(np.prod(v.shape)) for v in policy.trainable_variables))])
   # Full-int8 calibration needs observations the actor will really see: the
   # quantizer node's fallback rollout with uniformly random actions.
-  observations = rollout_observations(environment, CALIBRATION + HELD_OUT,
-                                      np.random.default_rng(_SEED.value))
+  observations = calibration.rollout_observations(
+      environment, calibration.ROLLOUT_SAMPLES,
+      np.random.default_rng(_SEED.value))
   figures.write_csv(out, 'observations.csv', [
       dict(statistic=name, **dict(zip(OBSERVATION_NAMES, map(float, values))))
       for name, values in (('min', observations.min(0)),
                            ('mean', observations.mean(0)),
                            ('max', observations.max(0)))])
   rows = comparison_rows(policy, observation_size,
-                         observations[:CALIBRATION],
-                         observations[CALIBRATION:], _TIMING_S.value)
+                         observations[:calibration.CALIBRATION_SAMPLES],
+                         observations[calibration.CALIBRATION_SAMPLES:],
+                         _TIMING_S.value)
   figures.write_csv(out, 'comparison.csv', rows)
   plot(rows, out)
 

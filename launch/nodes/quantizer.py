@@ -21,11 +21,8 @@ from launch.nodes import common
 from quarl import envs
 from quarl import litert
 from quarl import quantization
+from quarl.quantization import calibration
 
-CALIBRATION_SAMPLES = 256
-HELD_OUT_SAMPLES = 64
-# Fewer distinct replay observations than this: calibrate on the rollout's.
-MIN_DISTINCT_SAMPLES = HELD_OUT_SAMPLES
 # The newest model LiteRT could not load, kept for a post-mortem.
 REFUSED_MODEL = 'refused_model.tflite'
 # Versions are epoch * VERSIONS_PER_EPOCH + n: a restarted (or resumed)
@@ -83,43 +80,6 @@ def seconds_since_heartbeat(run_dir: str) -> Optional[float]:
     return None
 
 
-def rollout_observations(environment, num_steps: int,
-                         rng: np.random.Generator) -> np.ndarray:
-  """Real observations from uniformly random actions: calibration data for
-  the first publish, before any actor has written to replay."""
-  action_spec = environment.action_spec()
-  observations = []
-  timestep = environment.reset()
-  for _ in range(num_steps):
-    observations.append(np.asarray(timestep.observation, np.float32).ravel())
-    timestep = environment.step(envs.random_action(action_spec, rng))
-    if timestep.last():
-      timestep = environment.reset()
-  return np.stack(observations)
-
-
-def split_calibration(observations: Optional[np.ndarray],
-                      fallback: np.ndarray):
-  """(calibration, held, source): disjoint recent replay observations when
-  there are enough distinct ones, else the env rollout's `fallback`.
-
-  Uniform sampling draws with replacement (and episode ends repeat an
-  observation across items): each observation is kept once, so no held one
-  was also seen by the calibrator. A policy that stalls a game (Breakout
-  unserved) fills the queue with one frame: too few distinct observations
-  to calibrate on, or to hold out, so the rollout's are used instead.
-  """
-  if observations is not None:
-    observations = np.stack(list(
-        {row.tobytes(): row for row in observations}.values()))
-  if observations is None or len(observations) < MIN_DISTINCT_SAMPLES:
-    return (fallback[:CALIBRATION_SAMPLES], fallback[CALIBRATION_SAMPLES:],
-            'rollout')
-  held = max(len(observations) - CALIBRATION_SAMPLES,
-             len(observations) // 5)
-  return observations[held:], observations[:held], 'replay'
-
-
 class QuantizerNode:
   """Publishes (version, model bytes); version increases by one per publish."""
 
@@ -155,9 +115,9 @@ class QuantizerNode:
 
   def _calibration(self, fallback: np.ndarray):
     """(calibration, held) observations and which source they came from."""
-    wanted = CALIBRATION_SAMPLES + HELD_OUT_SAMPLES
-    return split_calibration(
-        self._agent.calibration_observations(self._replay, 2 * wanted),
+    return calibration.split(
+        self._agent.calibration_observations(self._replay,
+                                             calibration.REPLAY_DRAW),
         fallback)
 
   def _learner_steps(self) -> int:
@@ -191,9 +151,9 @@ class QuantizerNode:
         sparse=config.publish_sparse, postprocess=agent.model_postprocess,
         output_scale=agent.model_output_scale(), probe=self._probe)
     rng = np.random.default_rng(common.node_seed(config, 7))
-    fallback = rollout_observations(
+    fallback = calibration.rollout_observations(
         envs.make_environment(config.env, common.node_seed(config, 8)),
-        CALIBRATION_SAMPLES + HELD_OUT_SAMPLES, rng)
+        calibration.ROLLOUT_SAMPLES, rng)
     self._publish_loop(
         lambda version, steps: self._publish(publisher, policy, version,
                                              steps, fallback),

@@ -12,7 +12,7 @@ from quarl import envs
 from quarl import quantization
 from launch.config import RunConfig
 from launch.nodes.quantizer import QuantizerNode
-from launch.nodes.quantizer import rollout_observations
+from quarl.quantization.calibration import rollout_observations
 from replay_helpers import export_with_learner_weights
 from replay_helpers import serve_replay
 

@@ -9,7 +9,7 @@ from agents import replay
 from agents.dqn import AGENT_CLASS
 from agents.dqn import config_for_env
 from agents.dqn.agent import REPLAY_TABLE
-from launch.nodes.quantizer import rollout_observations
+from quarl.quantization.calibration import rollout_observations
 from quarl import actors
 from quarl import envs
 from quarl import quantization

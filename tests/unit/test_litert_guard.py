@@ -17,7 +17,7 @@ from acme.tf import networks as acme_networks
 
 from agents.d4pg import AGENT_CLASS
 from agents.d4pg import config_for_env
-from launch.nodes.quantizer import rollout_observations
+from quarl.quantization.calibration import rollout_observations
 from quarl import actors
 from quarl import envs
 from quarl import litert

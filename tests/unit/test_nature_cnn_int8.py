@@ -5,7 +5,7 @@ import pytest
 import sonnet as snt
 import tensorflow as tf
 
-from launch.nodes.quantizer import rollout_observations
+from quarl.quantization.calibration import rollout_observations
 from quarl import compression
 from quarl import envs
 from quarl import quantization

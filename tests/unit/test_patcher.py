@@ -13,7 +13,7 @@ from acme import specs
 from tensorflow.lite.python import schema_py_generated as schema
 
 from agents import a2c
-from launch.nodes.quantizer import rollout_observations
+from quarl.quantization.calibration import rollout_observations
 from quarl import compression
 from quarl import envs
 from quarl import litert

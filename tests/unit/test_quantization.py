@@ -6,8 +6,8 @@ import tensorflow as tf
 
 from quarl import envs
 from quarl import quantization
-from launch.nodes import quantizer
-from launch.nodes.quantizer import rollout_observations
+from quarl.quantization import calibration as calibration_lib
+from quarl.quantization.calibration import rollout_observations
 
 # Max |quantized - fp32| on held observations for a tanh policy with outputs
 # in [-1, 1]. fp16 and dynamic-range keep activations in float; full int8
@@ -99,15 +99,17 @@ def test_calibration_from_replay_keeps_held_out_frames_disjoint():
     replay = rng.integers(0, 255, (640, 8)).astype(np.float32)
     replay = np.concatenate([replay, replay[:100]])  # Sampled twice.
     fallback = rng.normal(size=(320, 8)).astype(np.float32)
-    calibration, held, source = quantizer.split_calibration(replay, fallback)
+    calibration, held, source = calibration_lib.split(replay, fallback)
     assert source == 'replay'
-    assert len(calibration) == quantizer.CALIBRATION_SAMPLES
+    assert len(calibration) == calibration_lib.CALIBRATION_SAMPLES
     assert len(held) + len(calibration) == 640
+    assert len(held) == 640 - calibration_lib.CALIBRATION_SAMPLES
     seen = {row.tobytes() for row in calibration}
     assert not any(row.tobytes() in seen for row in held)
 
 
-@pytest.mark.parametrize('distinct', [1, quantizer.MIN_DISTINCT_SAMPLES - 1])
+@pytest.mark.parametrize('distinct',
+                         [1, calibration_lib.MIN_DISTINCT_SAMPLES - 1])
 def test_a_stalled_game_calibrates_on_the_rollout(distinct):
     """A policy that never serves in Breakout queues one frame over and
     over: that cannot calibrate (or hold out) anything, so the rollout's
@@ -116,8 +118,16 @@ def test_a_stalled_game_calibrates_on_the_rollout(distinct):
     frames = rng.integers(0, 255, (distinct, 8)).astype(np.float32)
     replay = frames[rng.integers(0, distinct, 640)]
     fallback = rng.normal(size=(320, 8)).astype(np.float32)
-    calibration, held, source = quantizer.split_calibration(replay, fallback)
+    calibration, held, source = calibration_lib.split(replay, fallback)
     assert source == 'rollout'
     np.testing.assert_array_equal(
         np.concatenate([calibration, held]), fallback)
-    assert len(held) > 0
+    assert len(held) == calibration_lib.HELD_OUT_SAMPLES
+
+
+def test_few_distinct_replay_observations_hold_out_a_fifth():
+    rng = np.random.default_rng(2)
+    replay = rng.normal(size=(100, 8)).astype(np.float32)
+    calibration, held, source = calibration_lib.split(
+        replay, rng.normal(size=(320, 8)).astype(np.float32))
+    assert source == 'replay' and (len(calibration), len(held)) == (80, 20)
