@@ -21,7 +21,7 @@ from agents import replay
 from agents.compiled import COMPILE_MODES
 from launch import baselines
 from launch import hosts
-from launch import program
+from launch import groups
 from launch.network import MODES as NETWORK_MODES
 from launch.config import ACTOR_PRECISIONS
 from launch.config import COMPRESSION_KINDS
@@ -224,7 +224,7 @@ def make_run_config(*, agent: str, env: str, actor_precision: str,
   if hosts_file:
     try:
       hosts.load(hosts_file,
-                 program.node_groups(actor_precision != 'fp32_tf'))
+                 groups.in_program(actor_precision != 'fp32_tf'))
     except hosts.HostsFileError as error:
       raise UsageError(str(error)) from error
   agent_class, _ = agents.lookup(agent)

@@ -13,10 +13,11 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from launch import analysis
 from launch import run_dir as run_dir_lib
+from launch import summary as summary_lib
 
 # Evaluations averaged for the late return: one evaluation (3 episodes) is
 # noisy, Breakout's swinging from 0.7 to 10 between neighbours.
-LAST_EVALUATIONS = 5
+LAST_EVALUATIONS = summary_lib.LAST_EVALUATIONS
 # Ultimate compression: the largest final sparsity whose late return stays
 # within this fraction of dense (RLx2's 3%).
 WITHIN_DENSE = 0.97

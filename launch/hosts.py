@@ -28,7 +28,9 @@ from typing import Any, Mapping, Sequence, Tuple
 
 import yaml
 
-GROUPS = ('replay', 'counter', 'learner', 'quantizer', 'actor', 'evaluator')
+from launch import groups
+
+GROUPS = groups.GROUPS
 
 _HOSTNAME_LABEL = re.compile(r'^(?!-)[A-Za-z0-9-]{1,63}(?<!-)$')
 

@@ -35,12 +35,6 @@ def _replay_checkpointer(config: RunConfig):
       os.path.join(config.run_dir, 'replay_checkpoints'))
 
 
-def node_groups(quantized: bool):
-  """The groups build_program makes (a hosts file must place each)."""
-  groups = ['replay', 'counter', 'learner', 'actor', 'evaluator']
-  return groups + ['quantizer'] if quantized else groups
-
-
 def build_program(config: RunConfig) -> lp.Program:
   program = lp.Program(name=f'{config.agent}_{config.actor_precision}')
   with program.group('replay'):

@@ -154,8 +154,8 @@ def _launch_threads(program, config: RunConfig) -> supervisor.Outcome:
   except RuntimeError as error:
     stop.request(config.run_dir,
                  f'failed: {str(error).splitlines()[0][:300]}')
-  return supervisor.outcome(stop.reason(config.run_dir) or 'interrupted',
-                            {}, {})
+  return supervisor.Outcome(stop.reason(config.run_dir) or 'interrupted',
+                           {}, {})
 
 
 def budget_deadline(config: RunConfig) -> float:
@@ -228,22 +228,11 @@ def run(config: RunConfig, show_progress: bool = True,
   if reporter:
     reporter.stop()
   _remove_if_empty(os.path.join(config.run_dir, 'tmp'))
-  status = outcome.status
-  if status != 'failed':  # However the stop came, the budget decides.
-    status = 'completed' if _budget_reached(config) else 'interrupted'
-  extra = {'status_detail': outcome.detail} if outcome.detail else {}
-  extra.update(network=('hosts' if config.launch_type == 'hosts'
-                        else network.current()),
-               restarts=sum(outcome.restarts.values()),
-               restarts_by_node={k: v for k, v in outcome.restarts.items()
-                                 if v},
-               hosts=outcome.hosts)
-  if reference:
-    extra['baseline_returns'] = reference
-  extra.update(_energy_figures(config, tracker))
-  extra['segment_wall_s'] = round(time.time() - start, 1)
-  summary = summary_lib.build_summary(
-      config, time.time() - config.start_time, status, extra)
+  summary = summary_lib.run_summary(
+      config, outcome, _budget_reached(config), reference,
+      _energy_figures(config, tracker),
+      network='hosts' if config.launch_type == 'hosts' else network.current(),
+      segment_wall_s=time.time() - start)
   try:
     run_dir_lib.write_json_atomic(
         os.path.join(config.run_dir, run_dir_lib.SUMMARY_JSON), summary)
@@ -267,6 +256,8 @@ def format_summary(summary: Dict[str, Any]) -> str:
       ('actor precision', summary['actor_precision']),
       ('final return', _fmt(summary['final_return'])),
       ('best return', _fmt(summary['best_return'])),
+      (f'mean of the last {summary_lib.LAST_EVALUATIONS} evaluations',
+       _fmt(summary['last5_return'])),
       ('random-policy return', _fmt(baseline.get('random'))),
       ('zero-action return', _fmt(baseline.get('zero_action'))),
       ('actor env steps/s (all actors)', _fmt(summary['actor_steps_per_s'])),

@@ -4,10 +4,15 @@ Built by the launcher after the nodes stop (or die), from what is on disk,
 so an interrupted or failed run still gets an honest summary.
 """
 import os
-from typing import Any, Dict, Mapping, Optional
+import time
+from typing import Any, Dict, Mapping, Optional, Tuple
 
 from launch import run_dir as run_dir_lib
 from launch.config import RunConfig
+
+# summary.json's last5_return: the mean of this many last evaluations (one
+# evaluation is noisy; a dip at the end says little).
+LAST_EVALUATIONS = 5
 
 
 def _floats(rows, key):
@@ -57,8 +62,39 @@ def fp32_return_gap(evaluations, last: int = 3) -> Optional[float]:
   return sum(q - f for q, f in pairs[-last:]) / len(pairs[-last:])
 
 
+def run_status(stop_reason: str, budget_reached: bool) -> Tuple[str, str]:
+  """(status, detail): decided here alone. A node's failure fails the run;
+  otherwise, however the stop came (Ctrl-C, Launchpad's stop, the budget),
+  the budget decides between completed and interrupted."""
+  if stop_reason.startswith('failed'):
+    return 'failed', stop_reason
+  return ('completed' if budget_reached else 'interrupted'), ''
+
+
+def run_summary(config: RunConfig, outcome, budget_reached: bool,
+                baseline_returns: Optional[Mapping[str, float]],
+                energy: Mapping[str, Any], network: str,
+                segment_wall_s: float) -> Dict[str, Any]:
+  """summary.json of a run that ended with `outcome` (supervisor.Outcome):
+  its status, the run directory's figures, restarts, placement, the
+  reference returns and the energy over every segment."""
+  status, detail = run_status(outcome.reason, budget_reached)
+  extra = dict(
+      network=network, restarts=sum(outcome.restarts.values()),
+      restarts_by_node={k: v for k, v in outcome.restarts.items() if v},
+      hosts=outcome.hosts, segment_wall_s=round(segment_wall_s, 1),
+      **energy)
+  if detail:
+    extra['status_detail'] = detail
+  if baseline_returns:
+    extra['baseline_returns'] = baseline_returns
+  return build_summary(config, time.time() - config.start_time, status,
+                       extra)
+
+
 def build_summary(config: RunConfig, wall_s: float, status: str,
                   extra: Mapping[str, Any] = ()) -> Dict[str, Any]:
+  """The figures the run directory holds, with `extra` merged in."""
   path = lambda name: os.path.join(config.run_dir, name)  # pylint: disable=unnecessary-lambda-assignment
   evaluations = run_dir_lib.read_csv(path(run_dir_lib.EVALUATOR_CSV))
   actor_rows = latest_actor_rows(config.run_dir)
@@ -81,6 +117,8 @@ def build_summary(config: RunConfig, wall_s: float, status: str,
       evaluations=len(returns),
       final_return=returns[-1] if returns else None,
       best_return=max(returns) if returns else None,
+      last5_return=(sum(returns[-LAST_EVALUATIONS:]) /
+                    len(returns[-LAST_EVALUATIONS:]) if returns else None),
       final_fp32_return=fp32_returns[-1] if fp32_returns else None,
       fp32_return_gap=fp32_return_gap(evaluations),
       actor_steps_per_s=sum(_floats(actor_rows, 'steps_per_s')),

@@ -30,13 +30,12 @@ import portpicker
 from launchpad import address as lp_address
 from launchpad import context
 
+from launch import groups
 from launch import hosts as hosts_lib
 from launch import stop
 from launch.nodes import threads
-from launch.nodes.common import RESTARTABLE_GROUPS
 
 # Serve the others to the end: stopped in the second wave.
-SERVICE_GROUPS = ('replay', 'counter')
 WAVE_TIMEOUT_S = 45.0
 # Less free space under run_dir than this ends the run as failed.
 MIN_FREE_BYTES = 4 << 20
@@ -100,8 +99,9 @@ class _Node:
 
 @dataclasses.dataclass
 class Outcome:
-  status: str  # completed | failed | interrupted
-  detail: str
+  """How the program ended; launch/summary.py's run_status makes it a run
+  status."""
+  reason: str  # The stop's reason (launch/stop.py).
   restarts: Dict[str, int]
   hosts: Dict[str, str]  # node -> host name
 
@@ -191,7 +191,7 @@ class Supervisor:
   def _handle_exit(self, node: _Node, how: str) -> None:
     """A node ended (`how`) while the run goes on: restart it or stop the
     run."""
-    if node.group in RESTARTABLE_GROUPS and (
+    if groups.restartable(node.group) and (
         node.restarts < self._max_restarts):
       node.restarts += 1
       self._log(f'{node.name} {how}; restart '
@@ -199,8 +199,8 @@ class Supervisor:
       node.start()
       return
     node.done = True
-    why = (f'after {node.restarts} restarts' if node.group
-           in RESTARTABLE_GROUPS else 'which the run cannot lose')
+    why = (f'after {node.restarts} restarts'
+           if groups.restartable(node.group) else 'which the run cannot lose')
     self._request(f'failed: node {node.name} {how} ({why})')
 
   def _watch(self) -> None:
@@ -249,8 +249,8 @@ class Supervisor:
         if time.time() - last_renewal >= stop.LEASE_RENEW_S:
           stop.renew_lease(self._run_dir)
           last_renewal = time.time()
-      workers = [n for n in self._nodes if n.group not in SERVICE_GROUPS]
-      services = [n for n in self._nodes if n.group in SERVICE_GROUPS]
+      workers = [n for n in self._nodes if not groups.service(n.group)]
+      services = [n for n in self._nodes if groups.service(n.group)]
       self._stopping_wave(workers, WAVE_TIMEOUT_S)
       stop.request_services(self._run_dir)
       self._stopping_wave(services, WAVE_TIMEOUT_S)
@@ -261,17 +261,8 @@ class Supervisor:
     reason = stop.reason(self._run_dir)
     if reason == stop.UNREADABLE_REASON and self._requested:
       reason = self._requested  # Its file could not be written (full disk).
-    return outcome(reason, {n.name: n.restarts for n in self._nodes},
+    return Outcome(reason, {n.name: n.restarts for n in self._nodes},
                    {n.name: n.host.name for n in self._nodes})
-
-
-def outcome(reason: str, restarts: Dict[str, int],
-            hosts: Dict[str, str]) -> Outcome:
-  """The run's status from why it stopped."""
-  if reason.startswith('failed'):
-    return Outcome('failed', reason, restarts, hosts)
-  status = 'completed' if reason == stop.BUDGET_SPENT else 'interrupted'
-  return Outcome(status, '', restarts, hosts)
 
 
 def install_signal_handlers(handlers):

@@ -7,6 +7,7 @@ import numpy as np
 from absl import logging
 
 import agents
+from launch import groups
 from launch import stop
 from launch.config import RunConfig
 from launch.nodes import threads
@@ -15,8 +16,6 @@ from quarl import envs
 
 
 NODE_ERRORS_LOG = 'node_errors.log'
-# The launcher restarts these when they die (launch/supervisor.py).
-RESTARTABLE_GROUPS = ('actor', 'evaluator', 'quantizer')
 CPU_RECORD_PERIOD_S = 5.0
 
 
@@ -79,8 +78,8 @@ def _report_failure(config: RunConfig, node_name: str,
                                             error.__traceback__))
   with open(run_path(config, NODE_ERRORS_LOG), 'a') as handle:
     handle.write(f'=== {node_name} at {wall_time_s(config):.1f}s\n{text}\n')
-  group = node_name.split('_')[0]
-  if config.launch_type == 'local_mt' or group not in RESTARTABLE_GROUPS:
+  if (config.launch_type == 'local_mt' or
+      not groups.restartable(groups.group_of(node_name))):
     summary = str(error).splitlines()[0][:200] if str(error) else ''
     stop.request(config.run_dir, f'failed: node {node_name} raised '
                  f'{type(error).__name__}: {summary}')
@@ -103,7 +102,7 @@ def guarded(node_name: str, config: RunConfig, run_fn: Callable[[], None]):
 
   First sizes the process's thread pools (launch/nodes/threads.py).
   """
-  threads.apply(config, node_name.split('_')[0])
+  threads.apply(config, groups.group_of(node_name))
   record_cpu_time(config, node_name)
   try:
     with stop.running(node_name):

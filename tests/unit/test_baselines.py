@@ -99,7 +99,7 @@ def test_resumed_run_reuses_baselines_and_sums_energy(tmp_path, measured,
   def launch(config):
     del config
     _burn_cpu(0.5)
-    return supervisor.outcome('interrupted', {}, {})
+    return supervisor.Outcome('interrupted', {}, {})
 
   monkeypatch.setattr(runner, '_launch_and_wait', launch)
   config = RunConfig(agent='d4pg', env='gym:Pendulum-v1',

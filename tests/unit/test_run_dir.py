@@ -66,6 +66,7 @@ def test_summary_from_csvs(tmp_path):
     summary = summary_lib.build_summary(config, 31.0, 'completed')
     assert summary['final_return'] == -450.0
     assert summary['best_return'] == -300.0
+    assert summary['last5_return'] == -650.0  # All three: fewer than five.
     assert summary['actor_steps'] == 3000 and summary['learner_steps'] == 300
     assert summary['publishes'] == 2 and summary['model_bytes'] == 1200
     assert summary['refused_publishes'] == 1
@@ -228,3 +229,11 @@ def test_overwrite_and_resume_exclude_each_other(tmp_path):
         run_dir_lib.prepare_run_dir(str(tmp_path / 'run'), overwrite=True,
                                     resume=True)
     assert not (tmp_path / 'run').exists()
+
+
+def test_run_status_is_decided_by_failure_then_budget():
+    assert summary_lib.run_status('failed: node learner raised X', True) == (
+        'failed', 'failed: node learner raised X')
+    assert summary_lib.run_status('interrupted', True) == ('completed', '')
+    assert summary_lib.run_status('budget spent', False) == (
+        'interrupted', '')

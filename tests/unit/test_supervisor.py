@@ -10,6 +10,7 @@ import launchpad as lp
 
 from launch import hosts
 from launch import stop
+from launch import summary as summary_lib
 from launch import supervisor
 
 # Child processes unpickle these functions by value (tests/ is not a
@@ -68,7 +69,7 @@ def _exit_time(tmp_path, name):
 def test_lp_stop_is_a_stop_request_and_services_stop_last(tmp_path):
   outcome = _supervise(tmp_path, ('evaluator', _call_lp_stop, str(tmp_path)))
   assert stop.reason(str(tmp_path)) == supervisor.LP_STOP_REASON
-  assert outcome.status == 'interrupted' and outcome.detail == ''
+  assert outcome.reason == supervisor.LP_STOP_REASON
   assert outcome.hosts == {'replay': 'localhost', 'learner': 'localhost',
                            'evaluator': 'localhost'}
   assert _exit_time(tmp_path, 'learner') <= _exit_time(tmp_path, 'replay')
@@ -76,9 +77,10 @@ def test_lp_stop_is_a_stop_request_and_services_stop_last(tmp_path):
 
 def test_dying_actor_is_restarted_then_fails_the_run(tmp_path):
   outcome = _supervise(tmp_path, ('actor', _crash), max_restarts=2)
-  assert outcome.status == 'failed'
   assert 'node actor_0 exited with code 1 (after 2 restarts)' in (
-      outcome.detail)
+      outcome.reason)
+  assert summary_lib.run_status(outcome.reason, budget_reached=True)[0] == (
+      'failed')
   assert outcome.restarts['actor_0'] == 2
   log = (tmp_path / 'node_errors.log').read_text()
   assert 'actor_0 exited with code 1; restart 2/2' in log
