@@ -19,6 +19,11 @@ from replay_helpers import serve_replay
 
 @pytest.fixture(scope='module')
 def setup():
+    # Int8 fidelity depends on the initial weights: over 16 initialisations
+    # of this policy the mean error ran from 0.004 to 0.022 of the range, and
+    # an unseeded CI run once drew 0.053. A fixed init makes the bar a check
+    # of the pipeline, not of the draw.
+    tf.random.set_seed(0)
     environment = envs.make_environment('gym:Pendulum-v1', 0)
     spec = specs.make_environment_spec(environment)
     agent = AGENT_CLASS(spec, config_for_env(
