@@ -5,7 +5,8 @@ uniform or prioritised transition replay, or an on-policy queue) and a small
 FIFO mirror of recent data that the quantizer calibrates int8 models from,
 so calibration never samples from (and rate-limits) the learner's table.
 """
-from typing import List, Optional
+import dataclasses
+from typing import Any, Dict, List, Optional
 
 import reverb
 import tensorflow as tf
@@ -24,6 +25,34 @@ CALIBRATION_TABLE_SIZE = 2048
 # Learner dataset workers (Acme's default of 12 oversubscribes small
 # machines; launch/nodes/threads.py sizes it).
 DATASET_PARALLEL_CALLS = 2
+
+
+@dataclasses.dataclass
+class ReplayRegime:
+  """How the learner's table meters actors, a field of every replay agent's
+  config.
+
+  With `max_times_sampled` 0 (Acme's regime), `samples_per_insert` holds
+  actors to a replay ratio (Reverb's SampleToInsertRatio). A positive
+  `max_times_sampled` is the regime ActorQ's authors ran (harvard-edge/QuaRL:
+  MinSize, uniform sampling, FIFO eviction, each item sampled at most this
+  many times, 16 in their scripts): actors are never throttled, and the
+  learner needs at least batch_size / max_times_sampled fresh transitions a
+  step, so faster actors mean fresher data.
+  """
+  max_times_sampled: int = 0
+
+
+def regime(config) -> Dict[str, Any]:
+  """summary.json's account of the learner table's limiter."""
+  spi = getattr(config, 'samples_per_insert', None)
+  if getattr(config, 'max_times_sampled', 0):
+    name = 'max_times_sampled'
+  else:
+    name = 'min_size' if spi is None else 'samples_per_insert'
+  return dict(regime=name, samples_per_insert=spi,
+              max_times_sampled=getattr(config, 'max_times_sampled', 0),
+              min_replay_size=config.min_replay_size)
 
 
 def calibration_table(signature,
@@ -53,8 +82,8 @@ def rate_limiter(min_replay_size: int, samples_per_insert: Optional[float]
 def transition_tables(environment_spec: specs.EnvironmentSpec, config,
                       sampler) -> List[reverb.Table]:
   """N-step transition replay drawn by `sampler` (FIFO eviction at
-  config.max_replay_size, config's rate limit), and its calibration
-  mirror."""
+  config.max_replay_size, config's rate limit and max_times_sampled), and
+  its calibration mirror."""
   signature = reverb_adders.NStepTransitionAdder.signature(environment_spec)
   replay = reverb.Table(
       name=REPLAY_TABLE,
@@ -63,6 +92,7 @@ def transition_tables(environment_spec: specs.EnvironmentSpec, config,
       max_size=config.max_replay_size,
       rate_limiter=rate_limiter(config.min_replay_size,
                                 config.samples_per_insert),
+      max_times_sampled=config.max_times_sampled,
       signature=signature)
   return [replay, calibration_table(signature)]
 

@@ -103,6 +103,14 @@ def _check_overrides(overrides: Dict[str, Any]) -> None:
   """Replay and critic knobs that would only fail (or never end) later."""
   for flag in ('batch_size', 'min_replay_size', 'samples_per_insert'):
     _positive(flag, overrides.get(flag), allow_none=True)
+  max_times_sampled = overrides.get('max_times_sampled')
+  if max_times_sampled is not None and max_times_sampled < 0:
+    raise UsageError(f'--max_times_sampled={max_times_sampled} must be >= 0 '
+                     '(0: no limit)')
+  if max_times_sampled and overrides.get('samples_per_insert') is not None:
+    raise UsageError('--samples_per_insert and --max_times_sampled are two '
+                     'replay regimes (a throttled replay ratio, or free '
+                     'actors with a per-item sample limit): give one')
   vmin, vmax = overrides.get('vmin'), overrides.get('vmax')
   for flag, value in (('vmin', vmin), ('vmax', vmax)):
     if value is not None and not math.isfinite(value):
@@ -157,8 +165,12 @@ def make_agent_config(agent: str, env: str, overrides: Dict[str, Any],
   """
   _, config_for_env = agents.lookup(agent)
   names = {f.name for f in dataclasses.fields(config_for_env(env))}
-  return config_for_env(env, preset=preset, **{
+  config = config_for_env(env, preset=preset, **{
       k: v for k, v in overrides.items() if v is not None and k in names})
+  if getattr(config, 'max_times_sampled', 0):
+    # The authors' regime (agents/replay.py ReplayRegime): no replay ratio.
+    config = dataclasses.replace(config, samples_per_insert=None)
+  return config
 
 
 def make_run_config(*, agent: str, env: str, actor_precision: str,

@@ -7,6 +7,7 @@ import os
 import time
 from typing import Any, Dict, Mapping, Optional, Tuple
 
+from agents import replay
 from launch import run_dir as run_dir_lib
 from launch.config import RunConfig
 
@@ -60,6 +61,18 @@ def fp32_return_gap(evaluations, last: int = 3) -> Optional[float]:
   if not pairs:
     return None
   return sum(q - f for q, f in pairs[-last:]) / len(pairs[-last:])
+
+
+def replay_figures(agent_config, summary) -> Dict[str, Any]:
+  """The replay regime that ran and the replay ratio it realised: samples
+  the learner drew per env step (one insert each), whichever limiter ran."""
+  if not hasattr(agent_config, 'min_replay_size'):
+    return {}
+  drawn = summary['learner_steps'] * agent_config.batch_size
+  return dict(replay=replay.regime(agent_config),
+              realised_samples_per_insert=(
+                  round(drawn / summary['actor_steps'], 3)
+                  if summary['actor_steps'] else None))
 
 
 def run_status(stop_reason: str, budget_reached: bool) -> Tuple[str, str]:
@@ -140,6 +153,7 @@ def build_summary(config: RunConfig, wall_s: float, status: str,
       final_network_cr=(float(compression[-1]['network_cr']) if compression
                         else None),
   )
+  summary.update(replay_figures(config.agent_config, summary))
   summary.update(extra)
   # What publishing costs (the quantizer converts or patches every cycle).
   # Under local_mt every node is a thread of one process and records that

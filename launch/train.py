@@ -95,10 +95,14 @@ _LEARNER_COMPILE = flags.DEFINE_string(
     'XLA-compiled update (jit_compile) or a plain TF graph.')
 _PIN_CPUS = flags.DEFINE_bool(
     'pin_cpus', False, 'Pin the learner to cores of its own and the other '
-    'nodes to the rest (with 3 or more cores).')
+    'nodes to the rest (with 2 or more cores; on 2, one core each).')
 _BATCH_SIZE = flags.DEFINE_integer('batch_size', None, 'Learner batch size.')
 _SAMPLES_PER_INSERT = flags.DEFINE_float(
     'samples_per_insert', None, 'Replay rate limit: samples per insert.')
+_MAX_TIMES_SAMPLED = flags.DEFINE_integer(
+    'max_times_sampled', None, "ActorQ's replay regime: actors are never "
+    'throttled and each transition is sampled at most N times (the authors '
+    'ran 16); replaces --samples_per_insert. 0: the agent\'s replay ratio.')
 _MIN_REPLAY_SIZE = flags.DEFINE_integer('min_replay_size', None,
                                         'Transitions before learning starts.')
 _VMIN = flags.DEFINE_float('vmin', None, 'D4PG critic support minimum.')
@@ -119,6 +123,7 @@ def config_from_flags():
       critic_layers=_layers_or_none('critic_layers', _CRITIC_LAYERS.value),
       batch_size=_BATCH_SIZE.value,
       samples_per_insert=_SAMPLES_PER_INSERT.value,
+      max_times_sampled=_MAX_TIMES_SAMPLED.value,
       min_replay_size=_MIN_REPLAY_SIZE.value,
       vmin=_VMIN.value, vmax=_VMAX.value,
       policy_layer_norm=_POLICY_LAYER_NORM.value,

@@ -2,9 +2,11 @@
 import dataclasses
 from typing import Sequence
 
+from agents import replay
+
 
 @dataclasses.dataclass
-class D4PGConfig:
+class D4PGConfig(replay.ReplayRegime):
   policy_layers: Sequence[int] = (256, 256, 256)
   critic_layers: Sequence[int] = (256, 256)
   # Acme's D4PG torsos start Linear -> LayerNorm -> tanh; ours too. Int8

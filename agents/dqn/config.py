@@ -2,9 +2,11 @@
 import dataclasses
 from typing import Optional, Sequence
 
+from agents import replay
+
 
 @dataclasses.dataclass
-class DQNConfig:
+class DQNConfig(replay.ReplayRegime):
   """Defaults (`small`) let gym CartPole-v1 learn in ~1-2 minutes on 2 cores."""
   q_layers: Sequence[int] = (256, 256)
   batch_size: int = 64

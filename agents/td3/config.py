@@ -2,9 +2,11 @@
 import dataclasses
 from typing import Sequence
 
+from agents import replay
+
 
 @dataclasses.dataclass
-class TD3Config:
+class TD3Config(replay.ReplayRegime):
   """Fujimoto et al. 2018 (TD3), except the batch (see PRESETS['paper']).
 
   batch_size 64 instead of the paper's 256: samples_per_insert equals the

@@ -5,7 +5,7 @@ TF, Reverb's dataset and LiteRT each size their pools to the whole machine
 by default, so 7 node processes on 2 cores oversubscribe them many times
 over. The learner (the bottleneck) gets the cores its host's actors and
 services do not need; every other node runs single-threaded. With
---pin_cpus and enough cores the learner also gets those cores to itself.
+--pin_cpus (2 or more cores) the learner also gets those cores to itself.
 Under --launch_type=hosts each node plans for its own host (the launcher
 tells it, in HOST_NODES_ENV, which groups share that host); under local_mt
 the one process keeps TF's pools at the machine's cores.
@@ -42,8 +42,12 @@ def plan(cores: int, num_actors: int, pin_cpus: bool = False,
   """Actors are mostly blocked on the rate limiter: about one core per two
   actors, plus one for evaluator, quantizer and replay together (when any
   of them shares the learner's host)."""
-  learner = max(1, cores - num_actors // 2 - int(services_here))
-  pinned = pin_cpus and cores >= 3
+  pinned = pin_cpus and cores >= 2
+  # Pinned, the other nodes keep at least one core (on 2 cores: the learner
+  # on one, everything else on the other, as ActorQ's learner had a device
+  # of its own).
+  learner = min(max(1, cores - num_actors // 2 - int(services_here)),
+                cores - 1 if pinned else cores)
   all_cpus = sorted(os.sched_getaffinity(0))[:cores] if pinned else None
   return ThreadPlan(
       learner_threads=learner,

@@ -198,6 +198,10 @@ def _gst(**knobs):
      '--samples_per_insert=nan must be > 0'),
     (dict(agent_overrides=dict(min_replay_size=0)),
      '--min_replay_size=0 must be > 0'),
+    (dict(agent_overrides=dict(max_times_sampled=-1)),
+     '--max_times_sampled=-1 must be >= 0'),
+    (dict(agent_overrides=dict(max_times_sampled=16, samples_per_insert=8.0)),
+     '--samples_per_insert and --max_times_sampled are two replay regimes'),
     # Reverb's SampleToInsertRatio wants error_buffer (10% of
     # min_replay_size * samples_per_insert) >= max(1, samples_per_insert).
     (dict(agent_overrides=dict(min_replay_size=5)),
@@ -251,6 +255,12 @@ def test_accepted_edge_values():
     config = _config(agent='dqn', env='gym:CartPole-v1', agent_overrides=dict(
         min_replay_size=20, samples_per_insert=0.5))
     assert config.agent_config.min_replay_size == 20
+    # The authors' regime replaces the agent's replay ratio, on every agent.
+    for agent, env in (('d4pg', 'gym:Pendulum-v1'), ('td3', 'gym:Pendulum-v1'),
+                       ('dqn', 'gym:CartPole-v1')):
+      free = _config(agent=agent, env=env, agent_overrides=dict(
+          max_times_sampled=16)).agent_config
+      assert (free.max_times_sampled, free.samples_per_insert) == (16, None)
     # Threads use a min-size limiter only: no ratio for Reverb to refuse.
     assert _config(launch_type='local_mt', agent_overrides=dict(
         min_replay_size=5)).agent_config.samples_per_insert is None

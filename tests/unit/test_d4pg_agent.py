@@ -101,3 +101,28 @@ def test_quantizer_holds_out_observations_the_calibrator_never_saw(
     assert len(calibration) >= 200 and len(held) >= 64
     seen = {row.tobytes() for row in calibration}
     assert not any(row.tobytes() in seen for row in held)
+
+
+def test_authors_regime_never_throttles_and_retires_items(setup):
+    agent, _, environment = setup
+    free = AGENT_CLASS(agent.environment_spec, config_for_env(
+        'gym:Pendulum-v1', batch_size=16, min_replay_size=32,
+        samples_per_insert=None, max_times_sampled=2,
+        policy_layers=(32, 32, 32), critic_layers=(32, 32)))
+    rng = np.random.default_rng(4)
+    # 300 inserts with nobody sampling: a replay ratio would have blocked
+    # the adder after ~min_replay_size; MinSize never does.
+    server, client = serve_replay(
+        free, environment, 300,
+        lambda: rng.uniform(-2, 2, (1,)).astype(np.float32))
+    size = lambda: client.server_info()[replay.REPLAY_TABLE].current_size
+    inserted = size()
+    assert inserted >= 290
+    draw = lambda n: list(client.sample(replay.REPLAY_TABLE, num_samples=n,
+                                        emit_timesteps=False))
+    # As many uniform draws as items: about 1 - 2/e of them are drawn twice
+    # and leave (each draw retires at most half an item, so the table stays
+    # far above min_replay_size, where MinSize would block sampling).
+    assert len(draw(inserted)) == inserted
+    assert size() < inserted - 30
+    server.stop()

@@ -7,6 +7,7 @@ import socket
 
 import pytest
 
+from agents import d4pg
 from launch import run_dir as run_dir_lib
 from launch import summary as summary_lib
 from launch.config import RunConfig
@@ -45,7 +46,8 @@ def test_write_json_atomic_replaces(tmp_path):
 def test_summary_from_csvs(tmp_path):
     config = RunConfig(agent='d4pg', env='gym:Pendulum-v1',
                        actor_precision='int8', num_actors=2,
-                       run_dir=str(tmp_path))
+                       run_dir=str(tmp_path),
+                       agent_config=d4pg.config_for_env('gym:Pendulum-v1'))
     evaluations = run_dir_lib.CsvAppender(
         str(tmp_path / run_dir_lib.EVALUATOR_CSV), run_dir_lib.EVALUATOR_FIELDS)
     for t, ret in ((10, -1200.0), (20, -300.0), (30, -450.0)):
@@ -72,6 +74,11 @@ def test_summary_from_csvs(tmp_path):
     assert summary['refused_publishes'] == 1
     assert summary['p95_rel_err'] == 0.004
     assert summary['actor_steps_per_s'] == 270.0  # Latest row per actor.
+    assert summary['replay'] == {'regime': 'samples_per_insert',
+                                 'samples_per_insert': 32.0,
+                                 'max_times_sampled': 0,
+                                 'min_replay_size': 1000}
+    assert summary['realised_samples_per_insert'] == 6.4  # 300 * 64 / 3000.
 
 
 def test_actor_time_split_fractions():
