@@ -4,6 +4,7 @@ import os
 import threading
 
 from launch import run_dir as run_dir_lib
+from launch import summary
 from launch.config import RunConfig
 from launch.nodes import common
 
@@ -36,6 +37,11 @@ class ProgressReporter:
       parts.append('waiting for the first evaluation')
     if config.quantized:
       parts.append(f'publishes={len(publishes)}')
+    startup = read(run_dir_lib.STARTUP_CSV)
+    for group in ('actor', 'learner'):
+      first = summary.first_step_s(startup, group)
+      if first is not None:
+        parts.append(f'first_{group}_step={first:.0f}s')
     return ' '.join(parts)
 
   def loop(self) -> None:

@@ -24,6 +24,7 @@ from absl import flags
 from agents import AGENT_NAMES
 from launch import analysis
 from launch import cli
+from launch import pipeline_model
 from launch import run_dir as run_dir_lib
 from launch import summary as summary_lib
 from launch import sweep
@@ -67,7 +68,8 @@ flags.register_validator(
 
 BASELINE = 'fp32_tf'
 FIELDS = ('task', 'seed', 'precision', 'target_return', 'time_to_target_s',
-          'speedup_vs_fp32_tf', 'speedup_vs_fp32', 'final_return',
+          'speedup_vs_fp32_tf', 'predicted_speedup_vs_fp32_tf', 'bound',
+          'speedup_vs_fp32', 'final_return',
           'best_return', 'co2_to_target_kg', 'co2_to_target_ratio_vs_fp32_tf',
           'energy_kwh', 'co2_kg', 'co2_ratio_vs_fp32_tf',
           'final_return_diff_vs_fp32_tf', 'actor_steps_per_s',
@@ -142,6 +144,10 @@ def compare_task(out_dir, task, seed, precisions, fraction):
         speedup_vs_fp32_tf=analysis.ratio(times.get(BASELINE),
                                           times[precision]),
         speedup_vs_fp32=analysis.ratio(times.get('fp32'), times[precision]),
+        predicted_speedup_vs_fp32_tf=pipeline_model.predicted_speedup(
+            done[BASELINE][0].get('pipeline') if BASELINE in done else None,
+            summary.get('pipeline')),
+        bound=(summary.get('pipeline') or {}).get('bound'),
         final_return=summary['final_return'],
         best_return=summary['best_return'],
         # Of the learnable range (best - random): the "no reward loss" check.
@@ -234,7 +240,8 @@ def write_results(out_dir, tasks, seeds, precisions, fraction):
     writer.writerows(all_rows)
   table = analysis.markdown_table(
       ('task', 'seed', 'precision', 'target', 'time to target (s)',
-       'speedup vs fp32_tf', 'speedup vs fp32 TFLite', 'final return',
+       'speedup vs fp32_tf', 'predicted (launch/pipeline_model.py)', 'bound',
+       'speedup vs fp32 TFLite', 'final return',
        'best return', 'CO2 to target kg', 'CO2-to-target ratio vs fp32_tf',
        'energy kWh (run)', 'CO2 kg (run)', 'CO2 ratio (run) vs fp32_tf',
        'actor steps/s', 'actor time env/inference/adder/refresh %',
@@ -243,6 +250,7 @@ def write_results(out_dir, tasks, seeds, precisions, fraction):
         analysis.fmt(r['target_return'], 4),
         analysis.fmt(r['time_to_target_s'], 4, 'not reached'),
         analysis.fmt(r['speedup_vs_fp32_tf']),
+        analysis.fmt(r['predicted_speedup_vs_fp32_tf']), r['bound'] or '-',
         analysis.fmt(r['speedup_vs_fp32']),
         analysis.fmt(r['final_return'], 4), analysis.fmt(r['best_return'], 4),
         analysis.fmt(r['co2_to_target_kg'], 3, 'not reached'),
@@ -266,7 +274,10 @@ def write_results(out_dir, tasks, seeds, precisions, fraction):
         '"(run)" columns cover the whole fixed budget, so they compare '
         'equal-length runs. The actor time split shows what bounds a run: a '
         'large adder share means actors wait on the replay rate limiter '
-        '(learner-bound); large env or inference shares mean actor-bound.\n\n'
+        '(learner-bound); large env or inference shares mean actor-bound. '
+        '"Predicted" is launch/pipeline_model.py\'s speedup from the '
+        'fp32_tf run\'s learner rate and freshness need and each run\'s '
+        'unblocked actor rate; "bound" the stage that limited the run.\n\n'
         '## Over seeds (mean, min to max)\n\n'
         f'{seed_table(all_rows, tasks, precisions)}\n\n'
         '## Every run\n\n'

@@ -26,6 +26,10 @@ ACTORS_FIELDS = ('wall_time_s', 'actor_id', 'exploration', 'steps',
                  'steps_per_s', 'mean_inference_us', 'policy_version',
                  'load_failures', 'env_s', 'inference_s', 'adder_s',
                  'refresh_s')
+# When each node process started its main loop and took its first step: where
+# a run's start-up time goes (launch/summary.py first_step_s).
+STARTUP_CSV = 'startup.csv'
+STARTUP_FIELDS = ('wall_time_s', 'node', 'event')
 QUANTIZER_FIELDS = ('wall_time_s', 'version', 'learner_steps', 'precision',
                     'status', 'convert_s', 'model_bytes', 'max_abs_err',
                     'mean_rel_err', 'p95_rel_err', 'argmax_mismatch',

@@ -67,7 +67,8 @@ def _create_csv_headers(run_dir: str) -> None:
   for name, fields in ((run_dir_lib.EVALUATOR_CSV, run_dir_lib.EVALUATOR_FIELDS),
                        (run_dir_lib.ACTORS_CSV, run_dir_lib.ACTORS_FIELDS),
                        (run_dir_lib.QUANTIZER_CSV,
-                        run_dir_lib.QUANTIZER_FIELDS)):
+                        run_dir_lib.QUANTIZER_FIELDS),
+                       (run_dir_lib.STARTUP_CSV, run_dir_lib.STARTUP_FIELDS)):
     run_dir_lib.CsvAppender(os.path.join(run_dir, name), fields)
 
 
@@ -264,6 +265,9 @@ def format_summary(summary: Dict[str, Any]) -> str:
       ('mean actor inference (us)', _fmt(summary['mean_inference_us'])),
       ('actor / learner steps',
        f"{summary['actor_steps']} / {summary['learner_steps']}"),
+      ('first actor / learner step (s)',
+       f"{_fmt(summary.get('time_to_first_actor_step_s'))} / "
+       f"{_fmt(summary.get('time_to_first_learner_step_s'))}"),
       ('publishes', summary['publishes']),
       ('model bytes', summary['model_bytes']),
       ('wall time (s)', summary['wall_s']),

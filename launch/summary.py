@@ -8,6 +8,8 @@ import time
 from typing import Any, Dict, Mapping, Optional, Tuple
 
 from agents import replay
+from launch import groups
+from launch import pipeline_model
 from launch import run_dir as run_dir_lib
 from launch.config import RunConfig
 
@@ -63,6 +65,15 @@ def fp32_return_gap(evaluations, last: int = 3) -> Optional[float]:
   return sum(q - f for q, f in pairs[-last:]) / len(pairs[-last:])
 
 
+def first_step_s(startup_rows, group: str) -> Optional[float]:
+  """Seconds from launch to the first step any `group` node took (the
+  first segment's, for a resumed run); None if none stepped."""
+  times = [float(r['wall_time_s']) for r in startup_rows
+           if r['event'] == 'first_step'
+           and groups.group_of(r['node']) == group]
+  return round(min(times), 1) if times else None
+
+
 def replay_figures(agent_config, summary) -> Dict[str, Any]:
   """The replay regime that ran and the replay ratio it realised: samples
   the learner drew per env step (one insert each), whichever limiter ran."""
@@ -73,6 +84,14 @@ def replay_figures(agent_config, summary) -> Dict[str, Any]:
               realised_samples_per_insert=(
                   round(drawn / summary['actor_steps'], 3)
                   if summary['actor_steps'] else None))
+
+
+def pipeline_figures(agent_config, summary) -> Dict[str, Any]:
+  """The bound and what faster actors could give (launch/pipeline_model)."""
+  if 'replay' not in summary:
+    return {}
+  return dict(pipeline=pipeline_model.describe(summary,
+                                               agent_config.batch_size))
 
 
 def run_status(stop_reason: str, budget_reached: bool) -> Tuple[str, str]:
@@ -114,6 +133,7 @@ def build_summary(config: RunConfig, wall_s: float, status: str,
   quantizer_rows = run_dir_lib.read_csv(path(run_dir_lib.QUANTIZER_CSV))
   publishes = [r for r in quantizer_rows if int(r['version']) >= 0]
   compression = run_dir_lib.read_csv(path(run_dir_lib.COMPRESSION_CSV))
+  startup = run_dir_lib.read_csv(path(run_dir_lib.STARTUP_CSV))
   returns = _floats(evaluations, 'episode_return')
   fp32_returns = _floats(evaluations, 'fp32_return')
   last = evaluations[-1] if evaluations else {}
@@ -134,6 +154,8 @@ def build_summary(config: RunConfig, wall_s: float, status: str,
                     len(returns[-LAST_EVALUATIONS:]) if returns else None),
       final_fp32_return=fp32_returns[-1] if fp32_returns else None,
       fp32_return_gap=fp32_return_gap(evaluations),
+      time_to_first_actor_step_s=first_step_s(startup, 'actor'),
+      time_to_first_learner_step_s=first_step_s(startup, 'learner'),
       actor_steps_per_s=sum(_floats(actor_rows, 'steps_per_s')),
       actor_time_split=actor_time_split(actor_rows),
       mean_inference_us=(sum(_floats(actor_rows, 'mean_inference_us')) /
@@ -155,6 +177,7 @@ def build_summary(config: RunConfig, wall_s: float, status: str,
   )
   summary.update(replay_figures(config.agent_config, summary))
   summary.update(extra)
+  summary.update(pipeline_figures(config.agent_config, summary))
   # What publishing costs (the quantizer converts or patches every cycle).
   # Under local_mt every node is a thread of one process and records that
   # whole process's CPU, so no node's share can be told.

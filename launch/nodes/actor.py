@@ -149,6 +149,7 @@ class ActorNode:
         counting.Counter(self._counter, 'actor'), loggers.NoOpLogger())
     stats = _ActorStats(config, actor_id, exploration, split, refresher)
     self._final_row = stats.final  # The stop watcher's before-exit hook.
+    common.mark(config, f'actor_{actor_id}', 'first_step')
     while not stop.requested():
       try:
         stats.steps += loop.run_episode()['episode_length']

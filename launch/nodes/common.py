@@ -8,6 +8,7 @@ from absl import logging
 
 import agents
 from launch import groups
+from launch import run_dir as run_dir_lib
 from launch import stop
 from launch.config import RunConfig
 from launch.nodes import threads
@@ -97,13 +98,24 @@ def record_cpu_time(config: RunConfig, node_name: str):
   return _cpu_recorders[node_name]
 
 
-def guarded(node_name: str, config: RunConfig, run_fn: Callable[[], None]):
+def mark(config: RunConfig, node_name: str, event: str) -> None:
+  """A startup.csv row: this node reached `event` now ('build_start',
+  'run_start': its imports done; 'first_step')."""
+  run_dir_lib.CsvAppender(
+      run_path(config, run_dir_lib.STARTUP_CSV),
+      run_dir_lib.STARTUP_FIELDS).append(dict(
+          wall_time_s=wall_time_s(config), node=node_name, event=event))
+
+
+def guarded(node_name: str, config: RunConfig, run_fn: Callable[[], None],
+            phase: str = 'run'):
   """Runs a node's main loop; failures are recorded and stop the program.
 
   First sizes the process's thread pools (launch/nodes/threads.py).
   """
   threads.apply(config, groups.group_of(node_name))
   record_cpu_time(config, node_name)
+  mark(config, node_name, f'{phase}_start')
   try:
     with stop.running(node_name):
       run_fn()

@@ -58,7 +58,8 @@ class LearnerNode:
   def __init__(self, replay, counter, config: RunConfig):
     self._config = config
     common.guarded('learner', config,
-                   lambda: self._build(replay, counter, config))
+                   lambda: self._build(replay, counter, config),
+                   phase='build')
 
   def _build(self, replay, counter, config: RunConfig) -> None:
     agent = common.make_agent(config)
@@ -164,9 +165,12 @@ class LearnerNode:
     sync_every = self._controller.update_every
     period_s = save_period_s(self._config)
     next_save = None
+    first_step = step + 1
     while not stop.requested():
       self._learner.step()
       step += 1
+      if step == first_step:
+        common.mark(self._config, 'learner', 'first_step')
       if step % sync_every == 0:
         self._sync(step)
       if step % log_every == 0:

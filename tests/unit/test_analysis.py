@@ -33,7 +33,8 @@ def test_target_rule_works_for_negative_rewards():
     assert analysis.target_return(best=500.0, floor=20.0, fraction=0.5) == 260.0
 
 
-def _fake_run(root, task, precision, curve, co2, seed='0', fp32_gap=None):
+def _fake_run(root, task, precision, curve, co2, seed='0', fp32_gap=None,
+              actor_rate=None):
     run_dir = root / 'runs' / task.replace(':', '_') / f'seed{seed}' / precision
     run_dir.mkdir(parents=True)
     appender = run_dir_lib.CsvAppender(str(run_dir / 'evaluator.csv'),
@@ -46,16 +47,22 @@ def _fake_run(root, task, precision, curve, co2, seed='0', fp32_gap=None):
                    energy_kwh=co2 * 3, co2_kg=co2, actor_steps_per_s=100.0,
                    model_bytes=1000, status='completed',
                    baseline_returns={'random': -1200.0, 'zero_action': -900.0})
+    if actor_rate:
+        summary['pipeline'] = dict(learner_steps_per_cpu_s=10.0,
+                                   actor_steps_per_s_unblocked=actor_rate,
+                                   fresh_transitions_per_learner_step=16.0,
+                                   bound='actor')
     (run_dir / 'summary.json').write_text(json.dumps(summary))
 
 
 def test_compare_and_write_results(tmp_path):
     task = 'd4pg:gym:Pendulum-v1'
     _fake_run(tmp_path, task, 'fp32_tf',
-              [(10, -1100.0), (40, -300.0), (80, -150.0)], co2=2.0)
+              [(10, -1100.0), (40, -300.0), (80, -150.0)], co2=2.0,
+              actor_rate=40.0)
     _fake_run(tmp_path, task, 'int8',
               [(10, -1000.0), (20, -200.0), (30, -160.0)], co2=1.0,
-              fp32_gap=-5.0)
+              fp32_gap=-5.0, actor_rate=320.0)
     _fake_run(tmp_path, task, 'fp16', [(10, -1100.0), (20, -1000.0)], co2=1.5)
     # A second seed where int8 is only 2x faster to the same target.
     _fake_run(tmp_path, task, 'fp32_tf',
@@ -70,6 +77,11 @@ def test_compare_and_write_results(tmp_path):
     assert by_precision['fp32_tf']['time_to_target_s'] == 80.0
     assert by_precision['int8']['time_to_target_s'] == 20.0
     assert by_precision['int8']['speedup_vs_fp32_tf'] == pytest.approx(4.0)
+    # Actors 8x faster, the learner's cap (160 env steps/s) at 4x theirs.
+    assert by_precision['int8']['predicted_speedup_vs_fp32_tf'] == (
+        pytest.approx(4.0))
+    assert by_precision['int8']['bound'] == 'actor'
+    assert by_precision['fp16']['predicted_speedup_vs_fp32_tf'] is None
     assert by_precision['int8']['co2_ratio_vs_fp32_tf'] == pytest.approx(2.0)
     assert by_precision['fp16']['time_to_target_s'] is None
     assert by_precision['fp16']['speedup_vs_fp32_tf'] is None

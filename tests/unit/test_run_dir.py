@@ -65,7 +65,16 @@ def test_summary_from_csvs(tmp_path):
     for actor_id, rate in ((0, 100.0), (1, 150.0), (0, 120.0)):
         actors.append(dict(actor_id=actor_id, steps_per_s=rate,
                            mean_inference_us=10.0))
+    startup = run_dir_lib.CsvAppender(
+        str(tmp_path / run_dir_lib.STARTUP_CSV), run_dir_lib.STARTUP_FIELDS)
+    for t, node, event in ((9.0, 'learner', 'run_start'),
+                           (14.0, 'actor_1', 'first_step'),
+                           (12.5, 'actor_0', 'first_step'),
+                           (20.25, 'learner', 'first_step')):
+        startup.append(dict(wall_time_s=t, node=node, event=event))
     summary = summary_lib.build_summary(config, 31.0, 'completed')
+    assert summary['time_to_first_actor_step_s'] == 12.5  # The earliest.
+    assert summary['time_to_first_learner_step_s'] == 20.2
     assert summary['final_return'] == -450.0
     assert summary['best_return'] == -300.0
     assert summary['last5_return'] == -650.0  # All three: fewer than five.
