@@ -7,13 +7,9 @@ class A2CConfig:
   """The A2C paper's Atari losses (entropy 0.01, value 0.5, gradient norm
   0.5) and learning rate (7e-4) with Adam (eps 1e-5, as PPO's Atari runs
   use), sized for a 2-core machine: a batch is `batch_size` trajectories of
-  `unroll_length` steps (baselines: 16 envs x 5 steps).
-
-  Adam rather than the paper's RMSProp, measured on Breakout here: with TF's
-  epsilon 1e-5 inside the root RMSProp never moved the policy (entropy log 4
-  after 1,700 updates), with PyTorch's placement (1e-10 inside) it
-  diverged within 1,000 updates on data ~30 learner steps stale. Adam at
-  PPO's 2.5e-4 still played at random's level after 2,800 updates.
+  `unroll_length` steps (baselines: 16 envs x 5 steps). Adam rather than
+  the paper's RMSProp: on Breakout here RMSProp either never moved the
+  policy or diverged on stale data (docs/results.md, "Why Adam").
   """
   unroll_length: int = 16
   batch_size: int = 4

@@ -2,7 +2,10 @@
 
 A learner owns ordinary dense kernels; a controller from `make_controller`
 re-imposes structure on its `CompressibleLinear` and `CompressibleConv2D`
-layers after every optimizer step (`controller.after_optimizer_step(learner_step)`).
+layers: `constrain()` inside the learner's compiled step after every optimizer
+update, `sync(learner_step)` (schedule, masks, CR) every `update_every`
+steps from the learner node. `after_optimizer_step` does both eagerly, for
+callers outside a compiled step.
 """
 from quarl.compression.circulant import circulant_compression
 from quarl.compression.circulant import expand
