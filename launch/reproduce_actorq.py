@@ -8,12 +8,21 @@ plots. A task may carry its own budget: AGENT:ENV@SECONDS.
   python -m launch.reproduce_actorq --full --preset=paper --max_seconds=1800
   python -m launch.reproduce_actorq --seeds=0,1 \
       --tasks=d4pg:dm_control:cartpole:swingup@240,dqn:gym:CartPole-v1
+  python -m launch.reproduce_actorq --regimes=acme,between,authors \
+      --num_actors=4 --train_args=--pin_cpus          # the regime map
+
+Regimes (REGIMES) are replay settings every run of the map gets: `acme`,
+the agent's own replay ratio (D4PG: 32 samples per insert at batch 64, 2
+fresh transitions a learner step); `authors`, ActorQ's code (MinSize, each
+transition sampled at most 16 times, batch 256: actors never throttled);
+`between`, a replay ratio of 64 at batch 256 (4 fresh a step).
 
 Target rule (stated in results.md): a task's target return, per seed, is
 random + 0.9 * (best - random), where best is the best evaluation return any
 precision reached in that comparison and random the random-policy return.
 """
 import csv
+import itertools
 import math
 import os
 import statistics
@@ -67,7 +76,15 @@ flags.register_validator(
     f'want comma-separated integers in [0, {cli.MAX_SEED}]')
 
 BASELINE = 'fp32_tf'
-FIELDS = ('task', 'seed', 'precision', 'target_return', 'time_to_target_s',
+REGIMES = {
+    'acme': [],
+    'between': ['--samples_per_insert=64', '--batch_size=256'],
+    'authors': ['--max_times_sampled=16', '--batch_size=256'],
+}
+_REGIMES = flags.DEFINE_list(
+    'regimes', ['acme'], f'Replay regimes, of {", ".join(REGIMES)}: each '
+    'task, seed and precision runs in each.')
+FIELDS = ('regime', 'task', 'seed', 'precision', 'target_return', 'time_to_target_s',
           'speedup_vs_fp32_tf', 'predicted_speedup_vs_fp32_tf', 'bound',
           'speedup_vs_fp32', 'final_return',
           'best_return', 'co2_to_target_kg', 'co2_to_target_ratio_vs_fp32_tf',
@@ -77,9 +94,9 @@ FIELDS = ('task', 'seed', 'precision', 'target_return', 'time_to_target_s',
           'model_bytes', 'status')
 
 
-def _run_dir(out_dir, task, seed, precision):
-  return os.path.join(out_dir, 'runs', task.replace(':', '_'), f'seed{seed}',
-                      precision)
+def _run_dir(out_dir, regime, task, seed, precision):
+  return os.path.join(out_dir, 'runs', regime, task.replace(':', '_'),
+                      f'seed{seed}', precision)
 
 
 def parse_task(entry: str):
@@ -117,10 +134,10 @@ def _split_text(split) -> str:
                   for key in ('env', 'inference', 'adder', 'refresh'))
 
 
-def compare_task(out_dir, task, seed, precisions, fraction):
-  """Rows (one per precision) comparing a task's runs at one seed, plus the
-  target."""
-  run_dir = lambda p: _run_dir(out_dir, task, seed, p)  # pylint: disable=unnecessary-lambda-assignment
+def compare_task(out_dir, regime, task, seed, precisions, fraction):
+  """Rows (one per precision) comparing a task's runs at one seed in one
+  regime, plus the target."""
+  run_dir = lambda p: _run_dir(out_dir, regime, task, seed, p)  # pylint: disable=unnecessary-lambda-assignment
   runs = {p: (_load_summary(run_dir(p)), analysis.load_curve(run_dir(p)))
           for p in precisions}
   done = {p: (s, c) for p, (s, c) in runs.items() if s and c}
@@ -139,7 +156,8 @@ def compare_task(out_dir, task, seed, precisions, fraction):
   rows = []
   for precision, (summary, _) in done.items():
     rows.append(dict(
-        task=task, seed=seed, precision=precision, target_return=target,
+        regime=regime, task=task, seed=seed, precision=precision,
+        target_return=target,
         time_to_target_s=times[precision],
         speedup_vs_fp32_tf=analysis.ratio(times.get(BASELINE),
                                           times[precision]),
@@ -169,64 +187,75 @@ def compare_task(out_dir, task, seed, precisions, fraction):
   return rows, target, {p: c for p, (_, c) in done.items()}
 
 
-def _spread(values) -> str:
-  """'mean (min to max)' over seeds; runs that never reached the target count
-  as missing."""
+def _spread(values, missing: str = 'not reached') -> str:
+  """'mean (min to max)' over seeds; None values (runs that never reached
+  the target) are counted as `missing`."""
   present = [v for v in values if v is not None]
   if not present:
-    return 'not reached'
+    return missing
   text = f'{statistics.mean(present):.2f}'
   if len(present) > 1:
     text += f' ({min(present):.2f} to {max(present):.2f})'
   return text + ('' if len(present) == len(values) else
-                 f' [{len(values) - len(present)} not reached]')
+                 f' [{len(values) - len(present)} {missing}]')
 
 
-def seed_table(rows, tasks, precisions) -> str:
-  """Per task and precision, over seeds: speedup, CO2 ratio, final return."""
+def seed_table(rows, regimes, tasks, precisions) -> str:
+  """Per regime, task and precision, over seeds: measured and predicted
+  speedup, CO2 ratio, final return."""
   lines = []
-  for task in tasks:
-    for precision in precisions:
-      mine = [r for r in rows if r['task'] == task and
-              r['precision'] == precision]
-      if not mine or precision == BASELINE:
-        continue
+  for regime, task, precision in itertools.product(regimes, tasks,
+                                                   precisions):
+    mine = [r for r in rows if (r['regime'], r['task'], r['precision']) ==
+            (regime, task, precision)]
+    if mine and precision != BASELINE:
       lines.append((
-          task, precision, len(mine),
+          regime, task, precision, len(mine),
           _spread([r['speedup_vs_fp32_tf'] for r in mine]),
+          _spread([r['predicted_speedup_vs_fp32_tf'] for r in mine], 'n/a'),
+          ', '.join(sorted({r['bound'] for r in mine if r['bound']}))
+          or '-',
           _spread([r['co2_to_target_ratio_vs_fp32_tf'] for r in mine]),
           _spread([100 * r['final_return_diff_vs_fp32_tf'] for r in mine
                    if r['final_return_diff_vs_fp32_tf'] is not None]),
           _spread([r['fp32_return_gap'] for r in mine])))
   return analysis.markdown_table(
-      ('task', 'precision', 'seeds', 'time-to-target speedup vs fp32_tf',
+      ('regime', 'task', 'precision', 'seeds',
+       'time-to-target speedup vs fp32_tf', 'predicted speedup', 'bound',
        'CO2-to-target ratio vs fp32_tf',
        'final return minus fp32_tf, % of (best - random)',
        'greedy return minus fp32 policy (--eval_fp32)'), lines)
 
 
-def write_results(out_dir, tasks, seeds, precisions, fraction):
+def _regime_text(regimes) -> str:
+  return '; '.join(f"{r} = {' '.join(REGIMES[r]) or 'the agent defaults'}"
+                   for r in regimes)
+
+
+def write_results(out_dir, tasks, seeds, precisions, fraction,
+                  regimes=('acme',)):
   """results.csv, results.md and plots from whatever runs are on disk."""
   all_rows, speedups, co2_ratios = [], {}, {}
   plots = os.path.join(out_dir, 'plots')
   os.makedirs(plots, exist_ok=True)
-  for task in tasks:
+  for regime, task in itertools.product(regimes, tasks):
+    label, name = f'{task} [{regime}]', f"{regime}_{task.replace(':', '_')}"
     task_rows = []
     for seed in seeds:
-      rows, target, curves = compare_task(out_dir, task, seed, precisions,
-                                          fraction)
+      rows, target, curves = compare_task(out_dir, regime, task, seed,
+                                          precisions, fraction)
       task_rows += rows
       if curves:
-        analysis.plot_curves(curves, f'{task} seed {seed}', os.path.join(
-            plots, f"return_{task.replace(':', '_')}_seed{seed}.png"), target)
+        analysis.plot_curves(curves, f'{label} seed {seed}', os.path.join(
+            plots, f'return_{name}_seed{seed}.png'), target)
     all_rows += task_rows
-    speedups[task], co2_ratios[task] = {}, {}
+    speedups[label], co2_ratios[label] = {}, {}
     for precision in precisions:
       mine = [r for r in task_rows if r['precision'] == precision]
       for key, into in (('speedup_vs_fp32_tf', speedups),
                         ('co2_to_target_ratio_vs_fp32_tf', co2_ratios)):
         values = [r[key] for r in mine if r[key] is not None]
-        into[task][precision] = statistics.mean(values) if values else None
+        into[label][precision] = statistics.mean(values) if values else None
   analysis.plot_bars(speedups, f'time-to-target speedup vs {BASELINE}',
                      'ActorQ speedup (mean over seeds)',
                      os.path.join(plots, 'speedup.png'))
@@ -239,14 +268,14 @@ def write_results(out_dir, tasks, seeds, precisions, fraction):
     writer.writeheader()
     writer.writerows(all_rows)
   table = analysis.markdown_table(
-      ('task', 'seed', 'precision', 'target', 'time to target (s)',
+      ('regime', 'task', 'seed', 'precision', 'target', 'time to target (s)',
        'speedup vs fp32_tf', 'predicted (launch/pipeline_model.py)', 'bound',
        'speedup vs fp32 TFLite', 'final return',
        'best return', 'CO2 to target kg', 'CO2-to-target ratio vs fp32_tf',
        'energy kWh (run)', 'CO2 kg (run)', 'CO2 ratio (run) vs fp32_tf',
        'actor steps/s', 'actor time env/inference/adder/refresh %',
        'greedy minus fp32 return', 'model bytes'),
-      [(r['task'], r['seed'], r['precision'],
+      [(r['regime'], r['task'], r['seed'], r['precision'],
         analysis.fmt(r['target_return'], 4),
         analysis.fmt(r['time_to_target_s'], 4, 'not reached'),
         analysis.fmt(r['speedup_vs_fp32_tf']),
@@ -277,9 +306,10 @@ def write_results(out_dir, tasks, seeds, precisions, fraction):
         '(learner-bound); large env or inference shares mean actor-bound. '
         '"Predicted" is launch/pipeline_model.py\'s speedup from the '
         'fp32_tf run\'s learner rate and freshness need and each run\'s '
-        'unblocked actor rate; "bound" the stage that limited the run.\n\n'
+        'unblocked actor rate; "bound" the stage that limited the run. '
+        f'Regimes: {_regime_text(regimes)}.\n\n'
         '## Over seeds (mean, min to max)\n\n'
-        f'{seed_table(all_rows, tasks, precisions)}\n\n'
+        f'{seed_table(all_rows, regimes, tasks, precisions)}\n\n'
         '## Every run\n\n'
         f'{table}\n\nPlots: `plots/`.\n')
   return all_rows
@@ -296,22 +326,25 @@ def main(argv):
     parsed = [parse_task(entry) for entry in entries]
   except ValueError as error:
     cli.usage_exit('reproduce_actorq', str(error))
-  commands, run_dirs, tasks = [], [], []
-  for task, seconds in parsed:
-    tasks.append(task)
+  unknown = [r for r in _REGIMES.value if r not in REGIMES]
+  if unknown:
+    cli.usage_exit('reproduce_actorq', f'unknown regime {unknown[0]!r}; '
+                   f'choose from {", ".join(REGIMES)}')
+  commands, run_dirs = [], []
+  tasks = [task for task, _ in parsed]
+  for regime, (task, seconds), seed, precision in itertools.product(
+      _REGIMES.value, parsed, _SEEDS.value, _PRECISIONS.value):
     agent, env = task.split(':', 1)
-    for seed in _SEEDS.value:
-      for precision in _PRECISIONS.value:
-        commands.append([f'--agent={agent}', f'--env={env}',
-                         f'--actor_precision={precision}',
-                         f'--num_actors={_NUM_ACTORS.value}',
-                         f'--max_seconds={seconds or _MAX_SECONDS.value}',
-                         f'--seed={seed}', f'--preset={_PRESET.value}',
-                         *_EXTRA.value])
-        run_dirs.append(_run_dir(_OUT.value, task, seed, precision))
+    commands.append([f'--agent={agent}', f'--env={env}',
+                     f'--actor_precision={precision}',
+                     f'--num_actors={_NUM_ACTORS.value}',
+                     f'--max_seconds={seconds or _MAX_SECONDS.value}',
+                     f'--seed={seed}', f'--preset={_PRESET.value}',
+                     *REGIMES[regime], *_EXTRA.value])
+    run_dirs.append(_run_dir(_OUT.value, regime, task, seed, precision))
   sweep.run_all(commands, run_dirs)
   write_results(_OUT.value, tasks, _SEEDS.value, _PRECISIONS.value,
-                _FRACTION.value)
+                _FRACTION.value, _REGIMES.value)
   with open(os.path.join(_OUT.value, 'results.md')) as handle:
     print(handle.read())
 

@@ -16,7 +16,7 @@ def test_reproduce_actorq_tiny(tmp_path):
     assert '[sweep] run 2/2' in result.stdout
     for name in ('results.md', 'results.csv', 'plots/speedup.png',
                  'plots/co2.png',
-                 'plots/return_d4pg_gym_Pendulum-v1_seed0.png'):
+                 'plots/return_acme_d4pg_gym_Pendulum-v1_seed0.png'):
         assert (out / name).exists(), name
     with open(out / 'results.csv') as handle:
         rows = list(csv.DictReader(handle))
@@ -24,6 +24,7 @@ def test_reproduce_actorq_tiny(tmp_path):
     for row in rows:
         assert float(row['energy_kwh']) > 0 and float(row['co2_kg']) > 0
     for precision in ('fp32_tf', 'int8'):
-        run = out / 'runs' / 'd4pg_gym_Pendulum-v1' / 'seed0' / precision
+        run = (out / 'runs' / 'acme' / 'd4pg_gym_Pendulum-v1' / 'seed0' /
+               precision)
         assert (run / 'emissions.csv').exists()
         assert (run / 'summary.json').exists()

@@ -35,7 +35,8 @@ def test_target_rule_works_for_negative_rewards():
 
 def _fake_run(root, task, precision, curve, co2, seed='0', fp32_gap=None,
               actor_rate=None):
-    run_dir = root / 'runs' / task.replace(':', '_') / f'seed{seed}' / precision
+    run_dir = (root / 'runs' / 'acme' / task.replace(':', '_') / f'seed{seed}' /
+               precision)
     run_dir.mkdir(parents=True)
     appender = run_dir_lib.CsvAppender(str(run_dir / 'evaluator.csv'),
                                        run_dir_lib.EVALUATOR_FIELDS)
@@ -91,12 +92,12 @@ def test_compare_and_write_results(tmp_path):
     results_md = (tmp_path / 'results.md').read_text()
     assert 'not reached' in results_md and 'Target rule' in results_md
     # Over seeds: int8 is 4x and 2x faster, mean 3 (2 to 4).
-    assert '| d4pg:gym:Pendulum-v1 | int8 | 2 | 3.00 (2.00 to 4.00) |' in (
-        results_md)
+    assert ('| acme | d4pg:gym:Pendulum-v1 | int8 | 2 | 3.00 (2.00 to 4.00) '
+            '| 4.00 [1 n/a] | actor |') in results_md
     with open(tmp_path / 'results.csv') as handle:
         assert len(list(csv.DictReader(handle))) == 5
     for plot in ('speedup.png', 'co2.png',
-                 'return_d4pg_gym_Pendulum-v1_seed0.png'):
+                 'return_acme_d4pg_gym_Pendulum-v1_seed0.png'):
         assert (tmp_path / 'plots' / plot).stat().st_size > 1000
 
 
