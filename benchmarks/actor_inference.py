@@ -23,6 +23,7 @@ from absl import flags
 from acme import specs
 
 from agents.d4pg import networks
+from benchmarks import policies
 from launch import cli
 from quarl.quantization.calibration import rollout_observations
 from quarl import compression
@@ -61,20 +62,6 @@ def _policy(width: int, obs: int, act: int, layer_norm: bool) -> snt.Module:
   return policy.body
 
 
-def _time_us(call, observations: np.ndarray, seconds: float) -> float:
-  """Median-of-batches microseconds per call (robust to a noisy neighbour)."""
-  for o in observations[:50]:
-    call(o)
-  per_batch = []
-  deadline = time.perf_counter() + seconds
-  while time.perf_counter() < deadline or len(per_batch) < 5:
-    start = time.perf_counter()
-    for o in observations[:100]:
-      call(o)
-    per_batch.append((time.perf_counter() - start) / 100)
-  return 1e6 * float(np.median(per_batch))
-
-
 def measure(width: int, obs: int, act: int, seconds: float,
             layer_norm: bool):
   """Rows of (policy, precision, us, bytes, max_abs_err) for one policy."""
@@ -85,7 +72,7 @@ def measure(width: int, obs: int, act: int, seconds: float,
   observations = rng.normal(size=(400, obs)).astype(np.float32)
   tf_call = tf.function(policy, input_signature=[
       tf.TensorSpec([1, obs], tf.float32)])
-  rows = [(width, 'fp32_tf', _time_us(
+  rows = [(width, 'fp32_tf', policies.time_us(
       lambda o: tf_call(o[None]).numpy(), observations, seconds), None, 0.0)]
   rows += _litert_rows(width, policy, observations[:300], observations[300:],
                        observations, seconds)
@@ -108,7 +95,7 @@ def _litert_rows(label: str, policy, calibration: np.ndarray,
     runner = LiteRTPolicy(model.model_bytes, num_threads=1)
     if runners is not None:
       runners[precision] = runner
-    rows.append((label, precision, _time_us(runner, inputs, seconds),
+    rows.append((label, precision, policies.time_us(runner, inputs, seconds),
                  len(model.model_bytes), model.max_abs_err))
   return rows
 
@@ -134,7 +121,7 @@ def measure_nature_cnn(env_name: str, seconds: float):
   tf_call = tf.function(network, input_signature=[
       tf.TensorSpec((1,) + shape, tf.uint8)])
   label = f'Nature CNN ({env_name})'
-  rows = [(label, 'fp32_tf', _time_us(
+  rows = [(label, 'fp32_tf', policies.time_us(
       lambda o: tf_call(o[None]).numpy(), pixels, seconds), None, 0.0)]
   runners = {}
   rows += _litert_rows(label, network, frames[:300], frames[300:], pixels,
@@ -176,7 +163,7 @@ def _pruned_rows(policy, width: str, obs: int, observations: np.ndarray,
     runner = LiteRTPolicy(model.model_bytes, num_threads=1)
     label = ('int8 90%-pruned, sparse format (builtin kernels)' if sparse
              else 'int8 90%-pruned, dense format (XNNPACK)')
-    rows.append((width, label, _time_us(runner, observations, seconds),
+    rows.append((width, label, policies.time_us(runner, observations, seconds),
                  len(model.model_bytes), model.max_abs_err))
   return rows
 

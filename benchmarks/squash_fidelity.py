@@ -22,9 +22,9 @@ import numpy as np
 import tensorflow as tf
 from absl import flags
 from acme import specs
-from acme.tf import networks as acme_networks
 
 from agents.d4pg import networks
+from benchmarks import policies
 from launch import cli
 from quarl.quantization.calibration import rollout_observations
 from quarl import envs
@@ -42,31 +42,6 @@ _OUT = flags.DEFINE_string('out', 'benchmarks/results/squash_fidelity.csv',
                            'CSV of every conversion.')
 
 EXPORTS = ('spec', 'tanh', 'pre_tanh')
-REGIMES = ('init', 'moderate', 'bang_bang', 'saturated', 'dead_relu')
-
-
-def _set_regime(policy, regime: str, observations: np.ndarray) -> None:
-  """Drives the head (or the torso) into `regime` on these observations."""
-  head = next(m for m in policy.body.submodules
-              if isinstance(m, acme_networks.NearZeroInitializedLinear))
-  if regime == 'dead_relu':
-    last_hidden = [m for m in policy.body.submodules
-                   if hasattr(m, 'b') and m is not head][-1]
-    last_hidden.b.assign(tf.fill(last_hidden.b.shape, -1e3))
-    head.b.assign(tf.fill(head.b.shape, 0.3))
-    return
-  if regime == 'init':
-    return
-  pre = policy.body(tf.constant(observations)).numpy()
-  target_std = {'moderate': 1.0, 'bang_bang': 20.0, 'saturated': 20.0}[regime]
-  head.w.assign(head.w * target_std / max(float(np.std(pre)), 1e-9))
-  if regime == 'saturated':
-    pre = policy.body(tf.constant(observations)).numpy()
-    # tanh is exactly -1 in float32 below ~ -9: the collapsed range of the
-    # issue-14 crash.
-    head.b.assign(head.b - (np.max(pre, axis=0) + 20.0))
-
-
 def _export(policy, export: str, action_spec):
   """(model callable, float postprocess to action units)."""
   to_spec = lambda unit: exploration.unit_to_spec(unit, action_spec)  # pylint: disable=unnecessary-lambda-assignment
@@ -85,13 +60,13 @@ def measure(env_name: str, seeds: int, layer_norm: bool):
   calibration, held = observations[:256], observations[256:]
   action_range = spec.actions.maximum - spec.actions.minimum
   rows = []
-  for regime in REGIMES:
+  for regime in policies.REGIMES:
     for seed in range(seeds):
       tf.random.set_seed(seed)
       policy = networks.make_policy_network(spec.actions, (256, 256, 256),
                                             layer_norm)
       policy(tf.constant(calibration[:1]))
-      _set_regime(policy, regime, calibration)
+      policies.set_regime(policy, regime, calibration)
       for export in EXPORTS:
         model, postprocess = _export(policy, export, spec.actions)
         row = dict(env=env_name, regime=regime, seed=seed, export=export)
@@ -117,7 +92,7 @@ def table(rows) -> str:
     cells[(row['regime'], row['export'])].append(row)
   lines = ['| regime | export | loaded | mean rel err | p95 rel err |'
            ' max rel err |', '|---|---|---|---|---|---|']
-  for regime in REGIMES:
+  for regime in policies.REGIMES:
     for export in EXPORTS:
       group = cells[(regime, export)]
       ok = [r for r in group if r['loaded']]

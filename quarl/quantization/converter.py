@@ -17,6 +17,10 @@ from quarl.litert import ModelProbe
 
 # `fp32` here is TFLite fp32; the stock-TF baseline (`fp32_tf`) never converts.
 PRECISIONS = ('fp32', 'fp16', 'dynamic_int8', 'int8')
+# Converted for fidelity studies (benchmarks/int8_fidelity.py), not offered
+# to actors: int16 activations with int8 weights. LiteRT aborts on LayerNorm
+# torsos in this mode, and XNNPACK has no kernels for it.
+STUDY_PRECISIONS = ('int16x8',)
 
 
 class NonFiniteWeightsError(ValueError):
@@ -79,11 +83,15 @@ def _make_converter(concrete_fn, module, precision: str,
   converter.optimizations = [tf.lite.Optimize.DEFAULT] + sparsity
   if precision == 'fp16':
     converter.target_spec.supported_types = [tf.float16]
-  elif precision == 'int8':
-    # Full integer: every op int8 (float in/out stays for the env interface).
+  elif precision in ('int8', 'int16x8'):
+    # Full integer: every op int8 (float in/out stays for the env interface),
+    # or int16 activations beside int8 weights.
     converter.representative_dataset = lambda: (
         [row[None, :]] for row in representative_obs)
-    converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+    ops = tf.lite.OpsSet
+    converter.target_spec.supported_ops = [
+        ops.TFLITE_BUILTINS_INT8 if precision == 'int8' else
+        ops.EXPERIMENTAL_TFLITE_BUILTINS_ACTIVATIONS_INT16_WEIGHTS_INT8]
   return converter
 
 
@@ -98,7 +106,7 @@ def _default_probe() -> ModelProbe:
 
 
 def check_precision(precision: str) -> None:
-  if precision not in PRECISIONS:
+  if precision not in PRECISIONS + STUDY_PRECISIONS:
     raise ValueError(
         f'unknown precision {precision!r}; choose from {", ".join(PRECISIONS)}')
 

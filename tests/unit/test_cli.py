@@ -273,7 +273,8 @@ _ENTRY_POINTS = [
     ('benchmarks.actor_inference', 'seconds'),
     ('benchmarks.learner_step', 'seconds'),
     ('benchmarks.publish_cost', 'publishes'),
-    ('benchmarks.squash_fidelity', 'seeds')]
+    ('benchmarks.squash_fidelity', 'seeds'),
+    ('benchmarks.int8_fidelity', 'width')]
 
 
 def _module(module, *args, env=None):
@@ -314,6 +315,10 @@ def test_unknown_flags_and_unparsable_values_exit_2(module, numeric_flag):
      "flag --seeds=['-1']: want comma-separated integers in [0, 2147483647]"),
     ('launch.reproduce_actorq', ['--max_seconds=inf'],
      'flag --max_seconds=inf: must be a finite number > 0'),
+    ('launch.reproduce_actorq', ['--regimes=acme,free'],
+     "unknown regime 'free'; choose from acme, between, authors"),
+    ('benchmarks.int8_fidelity', ['--seconds=nan'],
+     'flag --seconds=nan: must be a finite number > 0'),
     ('benchmarks.actor_inference', ['--sizes=abc'],
      'flag --sizes=abc: want comma-separated positive widths'),
     ('benchmarks.actor_inference', ['--seconds=nan'],

@@ -37,6 +37,17 @@ def test_output_within_tolerance_of_fp32(policy_and_data, precision):
     assert model.convert_s > 0 and len(model.model_bytes) > 1000
 
 
+def test_int16_activations_are_closer_to_fp32_than_int8(policy_and_data):
+    policy, calibration, held = policy_and_data
+    int8, int16x8 = (quantization.convert_policy(
+        policy, policy.variables, 3, precision, calibration, held)
+                     for precision in ('int8', 'int16x8'))
+    assert int16x8.mean_rel_err < int8.mean_rel_err / 2
+    assert quantization.weight_dtypes(int16x8.model_bytes).get('int8', 0) > 0
+    # A study precision: actors are never offered it.
+    assert 'int16x8' not in quantization.PRECISIONS
+
+
 def test_int8_model_holds_int8_weights(policy_and_data):
     policy, calibration, held = policy_and_data
     fp32 = quantization.convert_policy(policy, policy.variables, 3, 'fp32',
