@@ -46,9 +46,11 @@ def test_resumed_run_keeps_baselines_and_sums_energy(tmp_path):
   run_dir = tmp_path / 'run'
   launcher = _train(run_dir)
   try:
-    _wait_for_evaluations(run_dir, launcher, 2, timeout_s=90)
+    # Seconds here are backstops against a hang, sized for a slow machine:
+    # the segments' budgets are env steps.
+    _wait_for_evaluations(run_dir, launcher, 2, timeout_s=300)
     launcher.send_signal(signal.SIGINT)
-    first_output, _ = launcher.communicate(timeout=60)
+    first_output, _ = launcher.communicate(timeout=180)
   finally:
     if launcher.poll() is None:
       launcher.kill()
@@ -60,7 +62,7 @@ def test_resumed_run_keeps_baselines_and_sums_energy(tmp_path):
 
   resumed = _train(run_dir, '--resume')
   try:
-    second_output, _ = resumed.communicate(timeout=90)
+    second_output, _ = resumed.communicate(timeout=450)
   finally:
     if resumed.poll() is None:
       resumed.kill()
