@@ -1,5 +1,6 @@
 """The ActorQ reproduction script end to end on a tiny budget."""
 import csv
+import json
 
 from conftest import NETWORK_FLAGS
 from conftest import run_module
@@ -27,4 +28,8 @@ def test_reproduce_actorq_tiny(tmp_path):
         run = (out / 'runs' / 'acme' / 'd4pg_gym_Pendulum-v1' / 'seed0' /
                precision)
         assert (run / 'emissions.csv').exists()
-        assert (run / 'summary.json').exists()
+        summary = json.loads((run / 'summary.json').read_text())
+        # The nodes mark their first steps; the replay regime is reported.
+        assert 0 < summary['time_to_first_actor_step_s'] < summary['wall_s']
+        assert summary['replay']['regime'] == 'samples_per_insert'
+        assert summary['pipeline']['bound'] in ('actor', 'learner')
