@@ -15,7 +15,12 @@ from conftest import rows
 pytestmark = pytest.mark.integration
 
 FLAGS = ('--agent=d4pg', '--env=gym:Pendulum-v1', '--actor_precision=int8',
-         '--num_actors=1', '--max_actor_steps=4000', '--max_seconds=400')
+         '--num_actors=1', '--max_seconds=900')
+# The first segment's budget is one no machine finishes before two
+# evaluations (a fast one once completed 4,000 steps first); the resume
+# extends it by RESUMED_STEPS past where the interrupt left the run.
+FIRST_BUDGET = '--max_actor_steps=1000000'
+RESUMED_STEPS = 3000
 MEASURING = 'measuring reference returns (random, zero-action)'
 
 
@@ -44,7 +49,7 @@ def _segment_totals(run_dir):
 
 def test_resumed_run_keeps_baselines_and_sums_energy(tmp_path):
   run_dir = tmp_path / 'run'
-  launcher = _train(run_dir)
+  launcher = _train(run_dir, FIRST_BUDGET)
   try:
     # Seconds here are backstops against a hang, sized for a slow machine:
     # the segments' budgets are env steps.
@@ -60,7 +65,8 @@ def test_resumed_run_keeps_baselines_and_sums_energy(tmp_path):
   stored = load_json(run_dir / 'baselines.json')
   assert first['baseline_returns'] == stored['returns']
 
-  resumed = _train(run_dir, '--resume')
+  budget = first['actor_steps'] + RESUMED_STEPS
+  resumed = _train(run_dir, '--resume', f'--max_actor_steps={budget}')
   try:
     second_output, _ = resumed.communicate(timeout=450)
   finally:
@@ -70,6 +76,8 @@ def test_resumed_run_keeps_baselines_and_sums_energy(tmp_path):
   summary = load_json(run_dir / 'summary.json')
   assert summary['baseline_returns'] == first['baseline_returns']
   assert summary['wall_s'] >= first['wall_s']
+  assert summary['status'] == 'completed'
+  assert summary['actor_steps'] >= budget
 
   segments = _segment_totals(run_dir)
   assert len(segments) == summary['segments'] == 2

@@ -17,6 +17,8 @@ from conftest import ROOT
 from conftest import load_json
 from conftest import rows
 
+RESUMED_STEPS = 7000
+
 
 def _wait_for(predicate, timeout_s):
   deadline = time.time() + timeout_s
@@ -71,11 +73,13 @@ def _node_running(run_dir, name):
 
 def test_ctrl_c_then_resume_continues_and_survives_a_dead_actor(tmp_path):
   run_dir = tmp_path / 'run'
-  # Budgeted in env steps (seconds only a backstop), so the resumed segment
-  # outlives its own start-up on any machine.
-  budget = ['--max_actor_steps=9000', '--max_seconds=420']
+  # Budgeted in env steps (seconds only a backstop): a first budget no
+  # machine spends before the interrupt, then RESUMED_STEPS more, so the
+  # resumed segment outlives its own start-up and the actor's restart.
+  backstop = '--max_seconds=900'
   code, output = _run_then(
-      run_dir, budget, lambda: _learning(run_dir),
+      run_dir, ['--max_actor_steps=1000000', backstop],
+      lambda: _learning(run_dir),
       lambda launcher: launcher.send_signal(signal.SIGINT))
   assert code == 130, output[-3000:]
   first = load_json(run_dir / 'summary.json')
@@ -89,8 +93,9 @@ def test_ctrl_c_then_resume_continues_and_survives_a_dead_actor(tmp_path):
 
   # Resume; kill an actor once the resumed run has evaluated.
   os.remove(run_dir / 'node_cpu' / 'actor_0.json')
+  budget = counts['actor_steps'] + RESUMED_STEPS
   code, output = _run_then(
-      run_dir, budget + ['--resume'],
+      run_dir, [f'--max_actor_steps={budget}', backstop, '--resume'],
       lambda: (len(_evaluations(run_dir)) > evaluated and
                _node_running(run_dir, 'actor_0')),
       lambda _: _kill_node(run_dir, 'actor_0'))
@@ -107,7 +112,7 @@ def test_ctrl_c_then_resume_continues_and_survives_a_dead_actor(tmp_path):
   assert int(resumed[0]['learner_steps']) >= int(last['learner_steps'])
   assert int(resumed[0]['actor_steps']) >= int(last['actor_steps'])
   assert summary['learner_steps'] > counts['learner_steps']
-  assert summary['actor_steps'] >= 9000
+  assert summary['actor_steps'] >= budget
   # The resumed quantizer's epoch: versions above every earlier one.
   assert int(resumed[-1]['policy_version']) > int(last['policy_version'])
   # Replay came back from Reverb's checkpoint rather than empty.
