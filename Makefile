@@ -32,7 +32,7 @@ demo-multihost: $(VENV)/.installed
 	trap 'tools/netns_cluster.sh down' EXIT; \
 	$(PY) -m launch.train --agent=d4pg --env=gym:Pendulum-v1 \
 	  --actor_precision=int8 --num_actors=2 --max_seconds=180 \
-	  --launch_type=hosts --hosts=runs/demo_multihost_hosts.yaml \
+	  --launch_type=hosts --hosts_file=runs/demo_multihost_hosts.yaml \
 	  --run_dir=runs/demo_multihost --overwrite
 
 test: $(VENV)/.installed

@@ -5,6 +5,7 @@ Each agent package exports `AGENT_CLASS` (an agents.interface.Agent) and
 `import agents` stays cheap for CLI validation.
 """
 import importlib
+import typing
 from typing import Any, Callable, Tuple, Type
 
 from agents.interface import Agent
@@ -19,3 +20,12 @@ def lookup(name: str) -> Tuple[Type[Agent], Callable[..., Any]]:
                      f'{", ".join(AGENT_NAMES)}')
   package = importlib.import_module(f'agents.{name}')
   return package.AGENT_CLASS, package.config_for_env
+
+
+def config_class(name: str) -> type:
+  """Agent `name`'s config dataclass, from its light config module (the
+  return type of its config_for_env), without importing the agent."""
+  if name not in AGENT_NAMES:
+    raise ValueError(f'unknown agent {name!r}')
+  module = importlib.import_module(f'agents.{name}.config')
+  return typing.get_type_hints(module.config_for_env)['return']

@@ -16,6 +16,7 @@ from acme import specs
 from acme.adders import reverb as reverb_adders
 
 from agents import reverb_compat
+from quarl.settings import setting
 
 # The learner's table (Acme's default name, which its DQN learner writes
 # priority updates to).
@@ -40,7 +41,10 @@ class ReplayRegime:
   learner needs at least batch_size / max_times_sampled fresh transitions a
   step, so faster actors mean fresher data.
   """
-  max_times_sampled: int = 0
+  max_times_sampled: int = setting(
+      0, "ActorQ's replay regime: actors never throttled, each transition "
+      'sampled at most N times (the authors ran 16); replaces '
+      'samples_per_insert. 0: the replay ratio')
 
 
 def regime(config) -> Dict[str, Any]:

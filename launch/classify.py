@@ -2,14 +2,14 @@ r"""GST beyond RL: train a CIFAR ResNet classifier under a compression
 controller, with the RL learners' knobs and CR accounting.
 
   python -m launch.classify --data=digits --epochs=40 --batch_size=64 \
-      --compression=gst --run_dir=runs/classify_digits_gst
+      --compression.kind=gst --run_dir=runs/classify_digits_gst
   python -m launch.classify --data=cifar10:~/data/cifar-10-batches-py \
-      --compression=gst --run_dir=runs/cifar10_resnet32_gst
+      --compression.kind=gst --run_dir=runs/cifar10_resnet32_gst
 
 The controller's clock is the optimizer step, and GST's reward is
 validation accuracy (measured every epoch; chance accuracy is the reference
 its pause band is measured from, as the random policy's return is in RL).
-The schedule runs from --prune_begin_step to --prune_end_step, by default
+The schedule runs from --compression.begin_step to .end_step, by default
 20% and 80% of the run's optimizer steps.
 
 Writes under --run_dir: config.json, metrics.csv (one row per epoch),
@@ -29,8 +29,9 @@ import tensorflow as tf
 from launch import cli
 from launch import compression_flags
 from launch import run_dir as run_dir_lib
-from launch.config import COMPRESSION_KINDS
-from launch.config import CompressionConfig
+from launch import settings
+from quarl.compression.config import COMPRESSION_KINDS
+from quarl.compression.config import CompressionConfig
 from quarl import classify
 from quarl import compression as compression_lib
 
@@ -42,7 +43,6 @@ METRICS_FIELDS = ('epoch', 'step', 'train_loss', 'train_acc', 'val_acc',
 SCHEDULE_SPAN = (0.2, 0.8)
 EXIT_OK, EXIT_FAILED, EXIT_INTERRUPTED = 0, 1, 130
 
-flags.adopt_module_key_flags(compression_flags)  # In --help.
 _DATA = flags.DEFINE_string(
     'data', 'digits', 'digits (scikit-learn\'s bundled 8x8 digits) or '
     'cifar10:PATH (the python-pickle batches, cifar-10-batches-py, from a '
@@ -50,24 +50,15 @@ _DATA = flags.DEFINE_string(
 _DEPTH = flags.DEFINE_integer(
     'depth', 32, 'ResNet depth 6n+2 (20, 32, 44, 56, 110; 8 is the '
     'smallest).')
-_EPOCHS = flags.DEFINE_integer('epochs', 160, 'Passes over the training '
-                               'split (He et al.: ~160 on CIFAR-10).')
-_BATCH_SIZE = flags.DEFINE_integer('batch_size', 128, 'Images per step.')
-_LEARNING_RATE = flags.DEFINE_float(
-    'learning_rate', 0.1, 'SGD-momentum learning rate, divided by 10 at 50% '
-    'and 75% of the steps.')
-_MOMENTUM = flags.DEFINE_float('momentum', 0.9, 'SGD momentum.')
-_WEIGHT_DECAY = flags.DEFINE_float(
-    'weight_decay', 1e-4, 'L2 on conv and dense kernels.')
-_SEED = flags.DEFINE_integer('seed', 0, 'Initialization, shuffling and '
-                             'augmentation seed (the digits split is fixed).')
+TRAIN_FLAGS = settings.define(classify.TrainConfig)
 _RUN_DIR = flags.DEFINE_string('run_dir', None, 'Where the run writes.')
 _OVERWRITE = flags.DEFINE_bool(
     'overwrite', False, 'Empty --run_dir first; only a directory a previous '
     'run made, and never one a live run holds.')
-_UPDATE_EVERY = flags.DEFINE_integer(
-    'update_every', 20, 'Optimizer steps between controller syncs: clock, '
-    'hand-over, mask refresh, pruning steps and a compression.csv row.')
+# Optimizer steps between controller syncs (and compression.csv rows) when
+# --compression.update_every is not given: ~20 syncs an epoch on digits.
+UPDATE_EVERY = 20
+flags.adopt_module_key_flags(settings)  # The generated flags, in --help.
 
 
 def make_controller(model, config: CompressionConfig):
@@ -88,23 +79,17 @@ def _check(condition: bool, message: str) -> None:
 def settings_from_flags():
   """(dataset, TrainConfig, CompressionConfig, run_dir), or UsageError."""
   _check(bool(_RUN_DIR.value), '--run_dir is required')
-  _check(_EPOCHS.value > 0, f'--epochs={_EPOCHS.value} must be > 0')
-  _check(_BATCH_SIZE.value > 0,
-         f'--batch_size={_BATCH_SIZE.value} must be > 0')
-  _check(cli.finite_positive(_LEARNING_RATE.value),
-         f'--learning_rate={_LEARNING_RATE.value} must be > 0 and finite')
-  _check(0 <= _MOMENTUM.value < 1,
-         f'--momentum={_MOMENTUM.value}: want a value in [0, 1)')
-  _check(0 <= _WEIGHT_DECAY.value < math.inf,
-         f'--weight_decay={_WEIGHT_DECAY.value} must be >= 0 and finite')
-  _check(0 <= _SEED.value <= cli.MAX_SEED,
-         f'--seed={_SEED.value}: want an integer in [0, {cli.MAX_SEED}]')
-  _check(_UPDATE_EVERY.value > 0,
-         f'--update_every={_UPDATE_EVERY.value} must be > 0')
-  _check(compression_flags.KIND.value in COMPRESSION_KINDS,
-         f'--compression={compression_flags.KIND.value!r} is not valid; '
-         'choose from: '
-         f'{", ".join(COMPRESSION_KINDS)}')
+  train = dataclasses.replace(classify.TrainConfig(), **TRAIN_FLAGS.given())
+  _check(train.epochs > 0, f'--epochs={train.epochs} must be > 0')
+  _check(train.batch_size > 0, f'--batch_size={train.batch_size} must be > 0')
+  _check(cli.finite_positive(train.learning_rate),
+         f'--learning_rate={train.learning_rate} must be > 0 and finite')
+  _check(0 <= train.momentum < 1,
+         f'--momentum={train.momentum}: want a value in [0, 1)')
+  _check(0 <= train.weight_decay < math.inf,
+         f'--weight_decay={train.weight_decay} must be >= 0 and finite')
+  _check(0 <= train.seed <= cli.MAX_SEED,
+         f'--seed={train.seed}: want an integer in [0, {cli.MAX_SEED}]')
   try:
     classify.blocks_per_stage(_DEPTH.value)
   except ValueError as error:
@@ -113,18 +98,20 @@ def settings_from_flags():
     dataset = classify.load(_DATA.value)
   except classify.DataError as error:
     raise cli.UsageError(str(error)) from error
-  train = classify.TrainConfig(
-      epochs=_EPOCHS.value, batch_size=_BATCH_SIZE.value,
-      learning_rate=_LEARNING_RATE.value, momentum=_MOMENTUM.value,
-      weight_decay=_WEIGHT_DECAY.value, seed=_SEED.value)
   total = train.epochs * classify.steps_per_epoch(len(dataset.train),
                                                   train.batch_size)
   begin = int(SCHEDULE_SPAN[0] * total)
   compression = compression_flags.compression_config(
-      begin, max(int(SCHEDULE_SPAN[1] * total), begin + 1),
-      reward_reference=1.0 / dataset.num_classes,
-      update_every=_UPDATE_EVERY.value,
-      log_every=_UPDATE_EVERY.value)
+      begin_step=begin, end_step=max(int(SCHEDULE_SPAN[1] * total), begin + 1),
+      reward_reference=1.0 / dataset.num_classes, update_every=UPDATE_EVERY)
+  _check(compression.kind in COMPRESSION_KINDS,
+         f'--compression.kind={compression.kind!r} is not valid; choose '
+         f'from: {", ".join(COMPRESSION_KINDS)}')
+  _check(compression.update_every > 0,
+         f'--compression.update_every={compression.update_every} must be '
+         '> 0')
+  compression = dataclasses.replace(compression,
+                                    log_every=compression.update_every)
   try:  # The controller's own checks, before anything is written.
     compression_lib.make_controller(compression.kind, [],
                                     **compression.controller_knobs())
@@ -145,15 +132,15 @@ def _config_record(dataset, train, compression) -> dict:
               compression=dataclasses.asdict(compression))
 
 
-def _summary(status, trainer, controller, history, wall_s) -> dict:
+def _summary(status, trainer, controller, history, wall_s, train,
+             compression) -> dict:
   report = controller.report()
   best = max(history, key=lambda m: m.val_acc) if history else None
   last = history[-1] if history else None
   return dict(
       status=status, data=_DATA.value, depth=_DEPTH.value,
-      compression=compression_flags.KIND.value,
-      block_size=compression_flags.BLOCK_SIZE.value,
-      s_shift=compression_flags.S_SHIFT.value, seed=_SEED.value,
+      compression=compression.kind, block_size=compression.block_size,
+      s_shift=compression.s_shift, seed=train.seed,
       epochs=trainer.epoch, steps=trainer.step,
       total_steps=trainer.total_steps,
       final_train_acc=last.train_acc if last else None,
@@ -223,7 +210,7 @@ def run(dataset, train, compression, run_dir) -> int:
   metrics_csv = run_dir_lib.CsvAppender(path(METRICS_CSV), METRICS_FIELDS)
   print(f'classify: {dataset.name} ({len(dataset.train)} train, '
         f'{len(dataset.val)} val, {len(dataset.test)} test), ResNet-'
-        f'{_DEPTH.value}, --compression={compression.kind}, '
+        f'{_DEPTH.value}, --compression.kind={compression.kind}, '
         f'{trainer.total_steps} steps (schedule {compression.begin_step}-'
         f'{compression.end_step})', flush=True)
   history, status, code = [], 'completed', EXIT_OK
@@ -250,7 +237,7 @@ def run(dataset, train, compression, run_dir) -> int:
     status, code = 'interrupted', EXIT_INTERRUPTED
   controller.sync(trainer.step)  # Steps since the last sync, accounted.
   summary = _summary(status, trainer, controller, history,
-                     time.time() - start)
+                     time.time() - start, train, compression)
   run_dir_lib.write_json_atomic(path(run_dir_lib.SUMMARY_JSON), summary)
   if history:
     plot(run_dir)

@@ -24,16 +24,15 @@ from launch import hosts
 from launch import groups
 from launch.network import MODES as NETWORK_MODES
 from launch.config import ACTOR_PRECISIONS
-from launch.config import COMPRESSION_KINDS
-from launch.config import CompressionConfig
+from quarl.compression.config import COMPRESSION_KINDS
+from quarl.compression.config import CompressionConfig
+from launch.config import LAUNCH_TYPES
+from launch.config import PRESETS
 from launch.config import PublishPeriod
 from launch.config import RunConfig
 from quarl import compression as compression_lib
 from quarl import envs
 
-LAUNCH_TYPES = ('local_mp', 'local_mt', 'hosts')
-# Hyper-parameter presets every agent's config_for_env understands.
-PRESETS = ('small', 'paper')
 # Every seed consumer takes it (gym and numpy want >= 0, ALE an int32).
 MAX_SEED = 2**31 - 1
 
@@ -99,22 +98,23 @@ def _positive(flag: str, value, allow_none: bool = False):
   return value
 
 
-def _check_overrides(overrides: Dict[str, Any]) -> None:
+def _check_overrides(agent: str, overrides: Dict[str, Any]) -> None:
   """Replay and critic knobs that would only fail (or never end) later."""
-  for flag in ('batch_size', 'min_replay_size', 'samples_per_insert'):
-    _positive(flag, overrides.get(flag), allow_none=True)
+  for field in ('batch_size', 'min_replay_size', 'samples_per_insert'):
+    _positive(f'{agent}.{field}', overrides.get(field), allow_none=True)
   max_times_sampled = overrides.get('max_times_sampled')
   if max_times_sampled is not None and max_times_sampled < 0:
-    raise UsageError(f'--max_times_sampled={max_times_sampled} must be >= 0 '
-                     '(0: no limit)')
+    raise UsageError(f'--{agent}.max_times_sampled={max_times_sampled} must '
+                     'be >= 0 (0: no limit)')
   if max_times_sampled and overrides.get('samples_per_insert') is not None:
-    raise UsageError('--samples_per_insert and --max_times_sampled are two '
-                     'replay regimes (a throttled replay ratio, or free '
-                     'actors with a per-item sample limit): give one')
-  vmin, vmax = overrides.get('vmin'), overrides.get('vmax')
-  for flag, value in (('vmin', vmin), ('vmax', vmax)):
+    raise UsageError(f'--{agent}.samples_per_insert and '
+                     f'--{agent}.max_times_sampled are two replay regimes (a '
+                     'throttled replay ratio, or free actors with a per-item '
+                     'sample limit): give one')
+  for field in ('vmin', 'vmax'):
+    value = overrides.get(field)
     if value is not None and not math.isfinite(value):
-      raise UsageError(f'--{flag}={value} must be finite')
+      raise UsageError(f'--{agent}.{field}={value} must be finite')
 
 
 def _check_agent_config(agent_config) -> None:
@@ -124,15 +124,15 @@ def _check_agent_config(agent_config) -> None:
   vmin, vmax = (getattr(agent_config, 'vmin', None),
                 getattr(agent_config, 'vmax', None))
   if vmin is not None and vmin >= vmax:
-    raise UsageError(f'--vmin={vmin} must be below --vmax={vmax}')
+    raise UsageError(f'vmin={vmin} must be below vmax={vmax}')
   if hasattr(agent_config, 'min_replay_size'):
     spi = getattr(agent_config, 'samples_per_insert', None)
     try:
       replay.rate_limiter(agent_config.min_replay_size, spi)
     except ValueError as error:
       raise UsageError(
-          f'--min_replay_size={agent_config.min_replay_size} with '
-          f'--samples_per_insert={spi}: Reverb refuses the rate limiter: '
+          f'min_replay_size={agent_config.min_replay_size} with '
+          f'samples_per_insert={spi}: Reverb refuses the rate limiter: '
           f'{str(error).splitlines()[0]}') from error
 
 
@@ -158,118 +158,113 @@ def parse_layers(flag: str, text: str) -> tuple:
 
 def make_agent_config(agent: str, env: str, overrides: Dict[str, Any],
                       preset: str = 'small'):
-  """The agent's `preset` config for `env`, non-None overrides replaced.
+  """The agent's `preset` config for `env`, `overrides` (its fields) set.
 
-  Overrides an agent has no field for are ignored, so one flag set serves
-  every agent (e.g. --policy_layers means nothing to DQN).
+  Raises:
+    UsageError: an override the agent's config has no field for.
   """
   _, config_for_env = agents.lookup(agent)
-  names = {f.name for f in dataclasses.fields(config_for_env(env))}
-  config = config_for_env(env, preset=preset, **{
-      k: v for k, v in overrides.items() if v is not None and k in names})
+  names = {f.name for f in dataclasses.fields(agents.config_class(agent))}
+  unknown = sorted(set(overrides) - names)
+  if unknown:
+    raise UsageError(f'{agent} has no setting {unknown[0]!r}')
+  config = config_for_env(env, preset=preset, **overrides)
   if getattr(config, 'max_times_sampled', 0):
     # The authors' regime (agents/replay.py ReplayRegime): no replay ratio.
     config = dataclasses.replace(config, samples_per_insert=None)
   return config
 
 
-def make_run_config(*, agent: str, env: str, actor_precision: str,
-                    num_actors: int, run_dir: str, seed: int,
-                    max_seconds: float, max_actor_steps, publish_period: str,
-                    eval_episodes: int, launch_type: str,
-                    eval_every: int = 0,
-                    learner_compile: str = 'xla', pin_cpus: bool = False,
-                    network: str = 'auto',
-                    eval_fp32: bool = False, publish_sparse: bool = False,
-                    agent_overrides: Dict[str, Any],
+def make_run_config(*, agent_overrides: Dict[str, Any] = None,
                     compression: CompressionConfig = CompressionConfig(),
-                    country_iso_code: str = 'USA',
-                    preset: str = 'small',
-                    resume: bool = False, hosts_file: str = None,
-                    max_restarts: int = 3,
-                    stall_timeout_s: float = 120.0) -> RunConfig:
-  """Validates every value; raises UsageError naming the first bad one."""
-  _choice('agent', agent, AGENT_NAMES)
-  _choice('actor_precision', actor_precision, ACTOR_PRECISIONS)
-  _choice('launch_type', launch_type, LAUNCH_TYPES)
-  _choice('learner_compile', learner_compile, COMPILE_MODES)
-  _choice('network', network, NETWORK_MODES)
-  if network == 'isolated' and launch_type == 'hosts':
+                    preset: str = 'small', **fields) -> RunConfig:
+  """The RunConfig of `fields` (RunConfig's flag fields; the others keep
+  the dataclass's defaults), the agent's `preset` config with
+  `agent_overrides` and `compression`, every value validated.
+
+  Raises:
+    UsageError: naming the first bad value.
+  """
+  config = RunConfig(**fields)
+  _choice('agent', config.agent, AGENT_NAMES)
+  _choice('actor_precision', config.actor_precision, ACTOR_PRECISIONS)
+  _choice('launch_type', config.launch_type, LAUNCH_TYPES)
+  _choice('learner_compile', config.learner_compile, COMPILE_MODES)
+  _choice('network', config.network, NETWORK_MODES)
+  if config.network == 'isolated' and config.launch_type == 'hosts':
     raise UsageError('--network=isolated cannot go with --launch_type=hosts: '
                      'nodes on other hosts need the hosts\' shared network '
                      '(the default --network=auto uses it)')
-  _positive('num_actors', num_actors)
-  _positive('max_seconds', max_seconds)
-  if not 0 <= seed <= MAX_SEED:
-    raise UsageError(f'--seed={seed}: want an integer in [0, {MAX_SEED}]')
-  _positive('max_actor_steps', max_actor_steps, allow_none=True)
-  _positive('eval_episodes', eval_episodes)
-  if eval_every < 0:
-    raise UsageError(f'--eval_every={eval_every} must be >= 0')
-  if max_restarts < 0:
-    raise UsageError(f'--max_restarts={max_restarts}: want 0 or more')
-  _positive('stall_timeout_s', stall_timeout_s)
-  if (launch_type == 'hosts') != bool(hosts_file):
-    raise UsageError('--hosts=FILE goes with --launch_type=hosts, and only '
-                     'with it')
-  if not run_dir:
+  _positive('num_actors', config.num_actors)
+  _positive('max_seconds', config.max_seconds)
+  if not 0 <= config.seed <= MAX_SEED:
+    raise UsageError(f'--seed={config.seed}: want an integer in '
+                     f'[0, {MAX_SEED}]')
+  _positive('max_actor_steps', config.max_actor_steps, allow_none=True)
+  _positive('eval_episodes', config.eval_episodes)
+  if config.eval_every < 0:
+    raise UsageError(f'--eval_every={config.eval_every} must be >= 0')
+  if config.max_restarts < 0:
+    raise UsageError(f'--max_restarts={config.max_restarts}: want 0 or more')
+  _positive('stall_timeout_s', config.stall_timeout_s)
+  if (config.launch_type == 'hosts') != bool(config.hosts_file):
+    raise UsageError('--hosts_file=FILE goes with --launch_type=hosts, and '
+                     'only with it')
+  if not config.run_dir:
     raise UsageError('--run_dir is required')
-  # A quoted ~ reaches us unexpanded; it means the home directory.
-  run_dir = os.path.expanduser(run_dir)
-  _choice('compression', compression.kind, COMPRESSION_KINDS)
+  _choice('compression.kind', compression.kind, COMPRESSION_KINDS)
   try:
-    envs.validate_environment_name(env)
-    period = PublishPeriod.parse(publish_period)
+    envs.validate_environment_name(config.env)
+    period = (config.publish_period
+              if isinstance(config.publish_period, PublishPeriod)
+              else PublishPeriod.parse(config.publish_period))
     # Same checks the learner will apply, before anything starts.
     compression_lib.make_controller(compression.kind, [],
                                     **compression.controller_knobs())
   except ValueError as error:
     raise UsageError(str(error)) from error
   _choice('preset', preset, PRESETS)
-  _check_overrides(agent_overrides)
-  agent_config = make_agent_config(agent, env, agent_overrides, preset)
-  if launch_type == 'local_mt' and hasattr(agent_config, 'samples_per_insert'):
+  overrides = dict(agent_overrides or {})
+  _check_overrides(config.agent, overrides)
+  agent_config = make_agent_config(config.agent, config.env, overrides,
+                                   preset)
+  if (config.launch_type == 'local_mt' and
+      hasattr(agent_config, 'samples_per_insert')):
     # A thread blocked in a rate-limited Reverb call cannot be stopped, so
     # threaded runs use a min-size limiter only (replay ratio uncontrolled).
     agent_config = dataclasses.replace(agent_config, samples_per_insert=None)
   _check_agent_config(agent_config)
-  if hosts_file:
+  if config.hosts_file:
     try:
-      hosts.load(hosts_file,
-                 groups.in_program(actor_precision != 'fp32_tf'))
+      hosts.load(config.hosts_file, groups.in_program(config.quantized))
     except hosts.HostsFileError as error:
       raise UsageError(str(error)) from error
-  agent_class, _ = agents.lookup(agent)
+  agent_class, _ = agents.lookup(config.agent)
   try:
-    environment = envs.make_environment(env, seed)
+    environment = envs.make_environment(config.env, config.seed)
   except envs.EnvironmentBuildError as error:
     raise UsageError(str(error)) from error
   kind = envs.action_kind(environment)
   if kind != agent_class.action_kind:
     raise UsageError(
-        f'--env={env} has {kind} actions but --agent={agent} needs '
-        f'{agent_class.action_kind} actions')
+        f'--env={config.env} has {kind} actions but --agent={config.agent} '
+        f'needs {agent_class.action_kind} actions')
   observations = envs.observation_kind(environment)
   if observations != agent_class.observation_kind:
     raise UsageError(
-        f'--env={env} has {observations} observations but --agent={agent} '
-        f'needs {agent_class.observation_kind} observations')
+        f'--env={config.env} has {observations} observations but '
+        f'--agent={config.agent} needs {agent_class.observation_kind} '
+        'observations')
   if compression.kind == 'gst' and compression.reward_reference is None:
     # GST's pause band is measured from the random policy's return (the
     # episodes summary.json's baseline_returns repeats at the end).
     compression = dataclasses.replace(
         compression, reward_reference=baselines.baseline_returns(
-            env, seed=seed)['random'])
-  return RunConfig(
-      agent=agent, env=env, actor_precision=actor_precision,
-      num_actors=num_actors, run_dir=run_dir, seed=seed,
-      max_seconds=max_seconds, max_actor_steps=max_actor_steps,
-      publish_period=period, eval_episodes=eval_episodes,
-      eval_every=eval_every, eval_fp32=eval_fp32,
-      publish_sparse=publish_sparse,
-      launch_type=launch_type, learner_compile=learner_compile,
-      pin_cpus=pin_cpus, network=network, hosts_file=hosts_file,
-      max_restarts=max_restarts, stall_timeout_s=stall_timeout_s,
-      resume=resume, agent_config=agent_config,
-      compression=compression, country_iso_code=_country(country_iso_code),
+            config.env, seed=config.seed)['random'])
+  return dataclasses.replace(
+      config, publish_period=period,
+      # A quoted ~ reaches us unexpanded; it means the home directory.
+      run_dir=os.path.expanduser(config.run_dir),
+      agent_config=agent_config, compression=compression,
+      country_iso_code=_country(config.country_iso_code),
       start_time=time.time())

@@ -3,6 +3,9 @@ import dataclasses
 import math
 from typing import Any, Optional
 
+from quarl.compression.config import CompressionConfig
+from quarl.settings import setting
+
 ACTOR_PRECISIONS = ('fp32_tf', 'fp32', 'fp16', 'dynamic_int8', 'int8')
 
 
@@ -27,84 +30,106 @@ class PublishPeriod:
           'steps (e.g. 500) or seconds with an s suffix (e.g. 5s)')
     return cls(value, unit)
 
+  def text(self) -> str:
+    """As a user types it: '500' or '5s'."""
+    value = f'{self.value:g}'
+    return value + 's' if self.unit == 'seconds' else value
 
-COMPRESSION_KINDS = ('none', 'gst', 'prune')
 
-
-@dataclasses.dataclass(frozen=True)
-class CompressionConfig:
-  """Knobs of the learner-side compression controller (quarl.compression).
-
-  Names match quarl.compression.make_controller; knobs a kind does not use
-  are ignored by it (e.g. block_size for 'prune' sets the mask group size).
-  """
-  kind: str = 'none'
-  block_size: int = 4
-  s_shift: float = 1.0
-  # GST block-size ladder (quarl.compression.controller.TRANSFORMS) or none.
-  transform: str = 'none'
-  s_init: float = 0.0
-  s_final: float = 0.9
-  begin_step: int = 0
-  end_step: int = 20_000
-  reward_window: int = 5
-  reward_delta: float = 0.1
-  step_back: float = 0.05
-  patience: int = 3
-  # GST's pause band is measured from this return (quarl RewardAwareClock);
-  # None: the launcher measures the random policy's (launch/baselines.py).
-  reward_reference: Optional[float] = None
-  granularity: str = 'block'
-  update_every: int = 100
-  # compression.csv gets a row every `log_every` learner steps.
-  log_every: int = 100
-
-  def controller_knobs(self):
-    knobs = dataclasses.asdict(self)
-    for launcher_only in ('kind', 'log_every'):
-      del knobs[launcher_only]
-    return knobs
+LAUNCH_TYPES = ('local_mp', 'local_mt', 'hosts')
+# Hyper-parameter presets every agent's config_for_env understands.
+PRESETS = ('small', 'paper')
 
 
 @dataclasses.dataclass(frozen=True)
 class RunConfig:
-  agent: str
-  env: str
-  actor_precision: str
-  num_actors: int
-  run_dir: str
-  seed: int = 0
-  max_seconds: float = 180.0
-  max_actor_steps: Optional[int] = None
-  publish_period: PublishPeriod = PublishPeriod(5.0, 'seconds')
-  eval_episodes: int = 1
-  # Evaluate every N learner steps (0: every 10 wall-clock seconds).
-  eval_every: int = 0
-  # Also evaluate the fp32 TF policy next to the quantized one (reward parity).
-  eval_fp32: bool = False
-  # Publish zero-heavy (GST/pruned) policies in TFLite's sparse format.
-  publish_sparse: bool = False
-  # local_mp, local_mt, or hosts (placed by the hosts file; launch/hosts.py).
-  launch_type: str = 'local_mp'
-  hosts_file: Optional[str] = None
-  # Restarts of each actor, evaluator or quantizer that dies.
-  max_restarts: int = 3
-  # A quantizer without a heartbeat for this long is restarted as stalled.
-  stall_timeout_s: float = 120.0
-  # How the learner's step compiles: 'xla' (jit_compile) or 'graph'.
-  learner_compile: str = 'xla'
-  # Give the learner cores of its own (launch/nodes/threads.py).
-  pin_cpus: bool = False
-  # Requested network: auto, isolated or host (launch/network.py).
-  network: str = 'auto'
-  resume: bool = False
-  agent_config: Any = None
-  compression: CompressionConfig = CompressionConfig()
-  # codecarbon's grid carbon intensity for this country (offline data).
-  country_iso_code: str = 'USA'
+  """One run's settings; `launch.train`'s flags are these fields'."""
+  agent: str = setting('d4pg', 'a2c, d4pg, dqn, ppo or td3')
+  env: str = setting(
+      'gym:Pendulum-v1', 'dm_control:DOMAIN:TASK, gym:ID, gymnasium:ID '
+      '(MuJoCo v5 tasks) or ale:GAME (Atari 2600)')
+  actor_precision: str = setting(
+      'int8', f'{", ".join(ACTOR_PRECISIONS)}: fp32_tf is the stock Acme TF '
+      'actor (the baseline); the others are TFLite models run by LiteRT')
+  num_actors: int = setting(
+      2, 'Actor processes; actor i gets its own exploration sigma '
+      '(D4PG/TD3) or epsilon (DQN)')
+  run_dir: Optional[str] = setting(None, 'Where the run writes (required)')
+  seed: int = setting(0, 'Seed for TF, envs and exploration')
+  max_seconds: float = setting(
+      180.0, 'Wall-clock budget over the whole run (resumes included)')
+  max_actor_steps: Optional[int] = setting(
+      None, 'Env-step budget over all actors (unset: none)')
+  publish_period: PublishPeriod = setting(
+      PublishPeriod(5.0, 'seconds'), 'Quantize + publish every N learner '
+      'steps (e.g. 500) or seconds (5s)')
+  # 3: one episode's return is too noisy for GST's reward-aware clock and
+  # for "best return"; three cost ~1 s on Pendulum.
+  eval_episodes: int = setting(3, 'Episodes per evaluation')
+  eval_every: int = setting(
+      0, 'Evaluate every N learner steps (the evaluator waits for the '
+      'learner), so GST\'s clock sees returns at the same learner steps on '
+      'any machine; 0: every 10 wall-clock seconds')
+  eval_fp32: bool = setting(
+      False, 'Also evaluate the learner\'s fp32 policy next to the quantized '
+      'one (evaluator.csv fp32_return): reward parity')
+  publish_sparse: bool = setting(
+      False, 'Ship zero-heavy (GST/pruned) policies in TFLite\'s sparse '
+      'format: a sparse int8 model (smaller publishes; actors run sparse '
+      'layers on builtin kernels, slower than XNNPACK)')
+  launch_type: str = setting(
+      'local_mp', f'{", ".join(LAUNCH_TYPES)}: processes on this machine, '
+      'threads of one process (no restarts), or processes on the machines '
+      'of --hosts_file')
+  hosts_file: Optional[str] = setting(
+      None, 'With --launch_type=hosts: a YAML or JSON file placing each node '
+      'group on a host (address + command prefix such as ssh HOST); hosts '
+      'must share a private network and the run directory')
+  max_restarts: int = setting(
+      3, 'Restarts of each actor, evaluator or quantizer that dies, before '
+      'the run stops as failed')
+  stall_timeout_s: float = setting(
+      120.0, 'A quantizer silent this long (no publish, no heartbeat) is '
+      'restarted as stalled')
+  learner_compile: str = setting(
+      'xla', 'xla or graph: the learner step as one XLA-compiled update '
+      '(jit_compile) or a plain TF graph')
+  pin_cpus: bool = setting(
+      False, 'Pin the learner to cores of its own and the other nodes to '
+      'the rest (2 or more cores; on 2, one core each)')
+  network: str = setting(
+      'auto', 'auto, isolated or host: a private network namespace (only '
+      'loopback), or host networking; auto and isolated refuse to start '
+      'where the machine allows no namespace, host is the explicit opt-out; '
+      'with --launch_type=hosts, auto is the hosts\' shared network')
+  resume: bool = setting(
+      False, 'Continue the run in --run_dir where it stopped (learner, '
+      'replay, counts, wall time, GST state, quantizer epoch); the settings '
+      'that define the run (agent, env, seed, compression, ...) must match '
+      'its config.json')
+  country_iso_code: str = setting(
+      'USA', 'Grid carbon intensity used for CO2 (codecarbon offline data, '
+      'ISO 3166 alpha-3)')
+  agent_config: Any = setting(None, 'The agent\'s config', flag=False)
+  compression: CompressionConfig = setting(
+      CompressionConfig(), 'The compression knobs (--compression.*)',
+      flag=False)
   # time.time() when the launcher started; nodes report wall time from it.
-  start_time: float = 0.0
+  start_time: float = setting(0.0, 'Launch time (set by the launcher)',
+                              flag=False)
 
   @property
   def quantized(self) -> bool:
     return self.actor_precision != 'fp32_tf'
+
+
+@dataclasses.dataclass(frozen=True)
+class LaunchOptions:
+  """How launch.train builds and starts a run, beyond the run's settings."""
+  preset: str = setting(
+      'small', f'{", ".join(PRESETS)}: agent hyper-parameters sized for a '
+      '2-core machine, or the paper\'s (ActorQ: 3x2048 policy); '
+      '--AGENT.FIELD flags override it')
+  overwrite: bool = setting(
+      False, 'Empty --run_dir first; only a directory a previous run made, '
+      'and never one a live run holds')

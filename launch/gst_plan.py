@@ -10,31 +10,27 @@ import agents
 from launch import run_dir as run_dir_lib
 from quarl import envs as quarl_envs
 
-# name -> launch.train compression flags. Pruning groups match the GST arm
-# they are compared with: 'prune' (4x4) against B=4, 'prune_B2' against B=2.
+# name -> launch.train compression settings. Pruning groups match the GST
+# arm they are compared with: 'prune' (4x4) against B=4, 'prune_B2' against
+# B=2.
+def _gst(block_size: int, s_shift: float, transform: str = 'none') -> Dict:
+  return {'compression.kind': 'gst', 'compression.block_size': block_size,
+          'compression.s_shift': s_shift, 'compression.transform': transform}
+
+
 METHODS = {
-    'dense': ['--compression=none'],
-    'prune': ['--compression=prune', '--gst_block_size=4'],
-    'prune_B2': ['--compression=prune', '--gst_block_size=2'],
-    'gst_B2_s0.25': ['--compression=gst', '--gst_block_size=2',
-                     '--gst_s_shift=0.25'],
-    'gst_B2_s1.0': ['--compression=gst', '--gst_block_size=2',
-                    '--gst_s_shift=1.0'],
-    'gst_B4_s0.25': ['--compression=gst', '--gst_block_size=4',
-                     '--gst_s_shift=0.25'],
-    'gst_B4_s1.0': ['--compression=gst', '--gst_block_size=4',
-                    '--gst_s_shift=1.0'],
-    'gst_B8_s1.0': ['--compression=gst', '--gst_block_size=8',
-                    '--gst_s_shift=1.0'],
+    'dense': {'compression.kind': 'none'},
+    'prune': {'compression.kind': 'prune', 'compression.block_size': 4},
+    'prune_B2': {'compression.kind': 'prune', 'compression.block_size': 2},
+    'gst_B2_s0.25': _gst(2, 0.25),
+    'gst_B2_s1.0': _gst(2, 1.0),
+    'gst_B4_s0.25': _gst(4, 0.25),
+    'gst_B4_s1.0': _gst(4, 1.0),
+    'gst_B8_s1.0': _gst(8, 1.0),
     # The block-size transforms (docs/architecture.md), from B=4.
-    'gst_proj_s0.25': ['--compression=gst', '--gst_block_size=4',
-                       '--gst_s_shift=0.25', '--gst_transform=projection'],
-    'gst_b4f_b2_s0.25': ['--compression=gst', '--gst_block_size=4',
-                         '--gst_s_shift=0.25',
-                         '--gst_transform=b4_friendly_b2'],
-    'gst_b4f_b4_s0.25': ['--compression=gst', '--gst_block_size=4',
-                         '--gst_s_shift=0.25',
-                         '--gst_transform=b4_friendly_b4'],
+    'gst_proj_s0.25': _gst(4, 0.25, 'projection'),
+    'gst_b4f_b2_s0.25': _gst(4, 0.25, 'b4_friendly_b2'),
+    'gst_b4f_b4_s0.25': _gst(4, 0.25, 'b4_friendly_b4'),
 }
 
 # The standard schedule's start and end, as fractions of the learner steps
@@ -42,8 +38,9 @@ METHODS = {
 STANDARD_FRACTIONS = (0.2, 0.8)
 SCHEDULES = ('standard', 'early')
 
-# Per agent, the defaults of the flags below that are left unset, and the
-# 'early' schedule in learner steps. On-policy learners consume exactly
+# Per agent, the defaults of the flags below that are left unset, the
+# 'early' schedule in learner steps, and the launch.train settings every
+# run gets (`train`). On-policy learners consume exactly
 # batch x unroll env steps per update (A2C 4 x 16, PPO 8 x 16); their four
 # actors make a batch's trajectories come from different games, and a
 # publish every 10 learner steps keeps the acting model close behind.
@@ -54,18 +51,18 @@ AGENT_DEFAULTS = {
                 methods=['dense', 'prune', 'gst_b4f_b2_s0.25'],
                 max_actor_steps=150_000, max_seconds=4000.0,
                 seeds=['0', '1', '2'], early=(5000, 90_000), eval_every=5000,
-                train_args=['--num_actors=1', '--publish_period=5s',
-                            '--preset=paper']),
+                train=dict(num_actors=1, publish_period='5s',
+                           preset='paper')),
     'a2c': dict(envs=['ale:Breakout'],
                 methods=['dense', 'gst_B2_s1.0', 'prune_B2'],
                 max_actor_steps=400_000, max_seconds=3000.0, seeds=['0'],
                 early=(500, 4500), eval_every=200,
-                train_args=['--num_actors=4', '--publish_period=10']),
+                train=dict(num_actors=4, publish_period='10')),
     'ppo': dict(envs=['ale:Breakout'],
                 methods=['gst_B4_s1.0', 'dense'],
                 max_actor_steps=200_000, max_seconds=3000.0, seeds=['0'],
                 early=(150, 1100), eval_every=50,
-                train_args=['--num_actors=4', '--publish_period=10']),
+                train=dict(num_actors=4, publish_period='10')),
 }
 
 class Arm(NamedTuple):
@@ -126,24 +123,23 @@ def schedule_steps(chosen: Dict, arm: Arm) -> List[int]:
   if arm.schedule == 'early':
     return list(chosen['early'])
   agent_class, config_for_env = agents.lookup(chosen['agent'])
-  presets = [arg.partition('=')[2] for arg in chosen['train_args']
-             if arg.startswith('--preset=')]
-  config = config_for_env(arm.env, *presets[-1:])
+  config = config_for_env(arm.env, chosen['train'].get('preset', 'small'))
   total = agent_class.learner_steps(config, chosen['max_actor_steps'])
   return [round(fraction * total) for fraction in STANDARD_FRACTIONS]
 
 
-def train_args(chosen: Dict, arm: Arm) -> List[str]:
-  args = [f'--agent={chosen["agent"]}', f'--env={arm.env}',
-          '--actor_precision=int8',
-          f'--max_actor_steps={chosen["max_actor_steps"]}',
-          f'--max_seconds={chosen["max_seconds"]}', f'--seed={arm.seed}',
-          f'--eval_every={chosen["eval_every"]}', *METHODS[arm.method]]
+def train_settings(chosen: Dict, arm: Arm) -> Dict:
+  """The arm's launch.train settings: flag name -> value."""
+  result = dict(agent=chosen['agent'], env=arm.env, actor_precision='int8',
+                max_actor_steps=chosen['max_actor_steps'],
+                max_seconds=chosen['max_seconds'], seed=int(arm.seed),
+                eval_every=chosen['eval_every'], **METHODS[arm.method])
   if arm.method != 'dense':
     begin, end = schedule_steps(chosen, arm)
-    args += [f'--sparsity_final={arm.sparsity}', f'--prune_begin_step={begin}',
-             f'--prune_end_step={end}']
-  return args + list(chosen['train_args'])
+    result.update({'compression.s_final': float(arm.sparsity),
+                   'compression.begin_step': begin,
+                   'compression.end_step': end})
+  return {**result, **chosen['train']}
 
 
 RESULT_FILES = (run_dir_lib.SUMMARY_JSON, run_dir_lib.EVALUATOR_CSV,

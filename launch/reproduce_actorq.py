@@ -22,19 +22,23 @@ random + 0.9 * (best - random), where best is the best evaluation return any
 precision reached in that comparison and random the random-policy return.
 """
 import csv
+import dataclasses
 import itertools
 import math
 import os
 import statistics
 import sys
+from typing import Any, Dict
 
 from absl import flags
 
+import agents
 from agents import AGENT_NAMES
 from launch import analysis
 from launch import cli
 from launch import pipeline_model
 from launch import run_dir as run_dir_lib
+from launch import settings as launch_settings
 from launch import summary as summary_lib
 from launch import sweep
 from launch.config import ACTOR_PRECISIONS
@@ -76,10 +80,11 @@ flags.register_validator(
     f'want comma-separated integers in [0, {cli.MAX_SEED}]')
 
 BASELINE = 'fp32_tf'
+# Regime -> the replay agent's settings (each AGENT.FIELD it has).
 REGIMES = {
-    'acme': [],
-    'between': ['--samples_per_insert=64', '--batch_size=256'],
-    'authors': ['--max_times_sampled=16', '--batch_size=256'],
+    'acme': {},
+    'between': dict(samples_per_insert=64.0, batch_size=256),
+    'authors': dict(max_times_sampled=16, batch_size=256),
 }
 _REGIMES = flags.DEFINE_list(
     'regimes', ['acme'], f'Replay regimes, of {", ".join(REGIMES)}: each '
@@ -92,6 +97,13 @@ FIELDS = ('regime', 'task', 'seed', 'precision', 'target_return', 'time_to_targe
           'final_return_diff_vs_fp32_tf', 'actor_steps_per_s',
           'actor_time_split', 'fp32_return_gap',
           'model_bytes', 'status')
+
+
+def regime_settings(regime: str, agent: str) -> Dict[str, Any]:
+  """The regime's settings as --AGENT.FIELD flags of `agent`."""
+  fields = {f.name for f in dataclasses.fields(agents.config_class(agent))}
+  return {f'{agent}.{field}': value
+          for field, value in REGIMES[regime].items() if field in fields}
 
 
 def _run_dir(out_dir, regime, task, seed, precision):
@@ -330,17 +342,21 @@ def main(argv):
   if unknown:
     cli.usage_exit('reproduce_actorq', f'unknown regime {unknown[0]!r}; '
                    f'choose from {", ".join(REGIMES)}')
+  try:
+    extra = launch_settings.from_argv(_EXTRA.value)
+  except ValueError as error:
+    cli.usage_exit('reproduce_actorq', f'--train_args: {error}')
   commands, run_dirs = [], []
   tasks = [task for task, _ in parsed]
   for regime, (task, seconds), seed, precision in itertools.product(
       _REGIMES.value, parsed, _SEEDS.value, _PRECISIONS.value):
     agent, env = task.split(':', 1)
-    commands.append([f'--agent={agent}', f'--env={env}',
-                     f'--actor_precision={precision}',
-                     f'--num_actors={_NUM_ACTORS.value}',
-                     f'--max_seconds={seconds or _MAX_SECONDS.value}',
-                     f'--seed={seed}', f'--preset={_PRESET.value}',
-                     *REGIMES[regime], *_EXTRA.value])
+    commands.append(launch_settings.to_argv({
+        'agent': agent, 'env': env, 'actor_precision': precision,
+        'num_actors': _NUM_ACTORS.value,
+        'max_seconds': seconds or _MAX_SECONDS.value, 'seed': int(seed),
+        'preset': _PRESET.value, **regime_settings(regime, agent),
+        **extra}))
     run_dirs.append(_run_dir(_OUT.value, regime, task, seed, precision))
   sweep.run_all(commands, run_dirs)
   write_results(_OUT.value, tasks, _SEEDS.value, _PRECISIONS.value,

@@ -16,20 +16,22 @@ import statistics
 import subprocess
 import sys
 import time
-from typing import Dict, List
+from typing import Any, Dict, List
 
 from absl import flags
 
 from launch import analysis
 from launch import cli
 from launch import run_dir as run_dir_lib
+from launch import settings as launch_settings
 
-# name -> launch.classify compression flags; pruning groups match GST's B=4.
+# name -> launch.classify compression settings; pruning groups match GST's
+# B=4.
 METHODS = {
-    'dense': ['--compression=none'],
-    'prune': ['--compression=prune', '--gst_block_size=4'],
-    'gst_B4_s1.0': ['--compression=gst', '--gst_block_size=4',
-                    '--gst_s_shift=1.0'],
+    'dense': {'compression.kind': 'none'},
+    'prune': {'compression.kind': 'prune', 'compression.block_size': 4},
+    'gst_B4_s1.0': {'compression.kind': 'gst', 'compression.block_size': 4,
+                    'compression.s_shift': 1.0},
 }
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -61,7 +63,8 @@ def _completed(run_dir: str) -> bool:
   return bool(summary) and summary.get('status') == 'completed'
 
 
-def run_all(methods: List[str], seeds: List[str]) -> None:
+def run_all(methods: List[str], seeds: List[str],
+            extra: Dict[str, Any]) -> None:
   """One launch.classify per (seed, method), its output in RUN_DIR.log."""
   start, jobs = time.time(), [(s, m) for s in seeds for m in methods]
   for index, (seed, method) in enumerate(jobs):
@@ -73,11 +76,11 @@ def run_all(methods: List[str], seeds: List[str]) -> None:
       continue
     os.makedirs(os.path.dirname(run_dir), exist_ok=True)
     command = [sys.executable, '-m', 'launch.classify',
-               f'--data={_DATA.value}', f'--depth={_DEPTH.value}',
-               f'--epochs={_EPOCHS.value}',
-               f'--batch_size={_BATCH_SIZE.value}', f'--seed={seed}',
-               *METHODS[method], *_EXTRA.value, f'--run_dir={run_dir}',
-               '--overwrite']
+               *launch_settings.to_argv({
+                   'data': _DATA.value, 'depth': _DEPTH.value,
+                   'epochs': _EPOCHS.value, 'batch_size': _BATCH_SIZE.value,
+                   'seed': int(seed), **METHODS[method], **extra,
+                   'run_dir': run_dir, 'overwrite': True})]
     with open(run_dir + '.log', 'w') as log:
       code = subprocess.call(command, cwd=ROOT, stdout=log,
                              stderr=subprocess.STDOUT)
@@ -188,8 +191,12 @@ def main(argv):
                    f'from {", ".join(METHODS)}')
   if not _SEEDS.value:
     cli.usage_exit('reproduce_classify', '--seeds is empty')
+  try:
+    extra = launch_settings.from_argv(_EXTRA.value)
+  except ValueError as error:
+    cli.usage_exit('reproduce_classify', f'--classify_args: {error}')
   os.makedirs(_OUT.value, exist_ok=True)
-  run_all(_METHODS.value, _SEEDS.value)
+  run_all(_METHODS.value, _SEEDS.value, extra)
   print(write_results(_METHODS.value, _SEEDS.value))
 
 

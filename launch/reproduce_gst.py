@@ -30,6 +30,7 @@ from launch import cli
 from launch import gst_plan
 from launch import gst_report
 from launch import run_dir as run_dir_lib
+from launch import settings as launch_settings
 from launch import sweep
 from launch.gst_plan import AGENT_DEFAULTS
 from launch.gst_plan import METHODS
@@ -70,8 +71,10 @@ _EVAL_EVERY = flags.DEFINE_integer(
     'eval_every', None, 'Evaluate every N learner steps: the reward-aware '
     'clock then sees returns at the same steps on any machine.' + _UNSET)
 _EXTRA = flags.DEFINE_list(
-    'train_args', None, 'launch.train flags every run gets (they must not '
-    'change its replay ratio: schedules resolve against the default).'
+    'train_args', None, 'launch.train flags every run gets, as '
+    '--name=value (they must not change its replay ratio: schedules resolve '
+    'against the default); each replaces the agent\'s own setting of that '
+    'name.'
     + _UNSET)
 
 
@@ -81,9 +84,13 @@ def settings() -> Dict:
   for name, holder in (('envs', _ENVS), ('methods', _METHODS),
                        ('max_actor_steps', _MAX_ACTOR_STEPS),
                        ('max_seconds', _MAX_SECONDS), ('seeds', _SEEDS),
-                       ('eval_every', _EVAL_EVERY), ('train_args', _EXTRA)):
+                       ('eval_every', _EVAL_EVERY)):
     if holder.value is not None:
       chosen[name] = holder.value
+  # Given launch.train flags join the agent's own settings, replacing any
+  # they name.
+  chosen['train'] = {**chosen['train'],
+                     **launch_settings.from_argv(_EXTRA.value or [])}
   chosen.update(schedules=_SCHEDULES.value, sparsities=_SPARSITIES.value,
                 results_dir=_RESULTS.value or os.path.join(_OUT.value,
                                                            'results'))
@@ -92,8 +99,8 @@ def settings() -> Dict:
 
 def main(argv):
   del argv
-  chosen = settings()
   try:
+    chosen = settings()
     gst_plan.validate(chosen)
   except ValueError as error:
     cli.usage_exit('reproduce_gst', str(error))
@@ -106,7 +113,8 @@ def main(argv):
           f'runs already in {results_dir}', flush=True)
     run_dirs = [os.path.join(_OUT.value, arm.path) for arm in pending]
     sweep.run_all(
-        [gst_plan.train_args(chosen, arm) for arm in pending], run_dirs,
+        [launch_settings.to_argv(gst_plan.train_settings(chosen, arm))
+         for arm in pending], run_dirs,
         after_each=lambda i: gst_plan.record(
             run_dirs[i], os.path.join(results_dir, pending[i].path),
             _COMMIT.value and f'reproduce_gst: {_AGENT.value} '

@@ -1,6 +1,8 @@
 """A2C hyper-parameters: one plain dataclass, filled from flags at the edge."""
 import dataclasses
 
+from quarl.settings import setting
+
 
 @dataclasses.dataclass
 class A2CConfig:
@@ -11,20 +13,20 @@ class A2CConfig:
   the paper's RMSProp: on Breakout here RMSProp either never moved the
   policy or diverged on stale data (docs/results.md, "Why Adam").
   """
-  unroll_length: int = 16
-  batch_size: int = 4
-  discount: float = 0.99
-  learning_rate: float = 7e-4
-  adam_epsilon: float = 1e-5
-  entropy_cost: float = 0.01
-  value_cost: float = 0.5
-  max_gradient_norm: float = 0.5
-  # Gradient steps per batch: A2C uses each trajectory once.
-  num_epochs: int = 1
-  # Trajectories queued for the learner before actors block.
-  queue_size: int = 16
-  # Recent trajectories kept for int8 calibration (T+1 frames each).
-  calibration_size: int = 128
+  unroll_length: int = setting(16, 'Env steps per trajectory')
+  batch_size: int = setting(4, 'Trajectories per learner batch')
+  discount: float = setting(0.99, 'Discount per env step')
+  learning_rate: float = setting(7e-4, 'Adam learning rate')
+  adam_epsilon: float = setting(1e-5, 'Adam epsilon')
+  entropy_cost: float = setting(0.01, 'Entropy bonus weight')
+  value_cost: float = setting(0.5, 'Value loss weight')
+  max_gradient_norm: float = setting(0.5, 'Global gradient norm clip')
+  num_epochs: int = setting(
+      1, 'Gradient steps per batch (A2C uses each trajectory once)')
+  queue_size: int = setting(
+      16, 'Trajectories queued for the learner before actors block')
+  calibration_size: int = setting(
+      128, 'Recent trajectories kept for int8 calibration (T+1 frames each)')
 
 
 # `paper` is baselines' A2C batch: 80 steps per update (here 16 x 5).

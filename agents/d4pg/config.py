@@ -1,38 +1,47 @@
 """D4PG hyper-parameters: one plain dataclass, filled from flags at the edge."""
 import dataclasses
-from typing import Sequence
+from typing import Optional, Sequence
 
 from agents import replay
+from quarl.settings import setting
 
 
 @dataclasses.dataclass
 class D4PGConfig(replay.ReplayRegime):
-  policy_layers: Sequence[int] = (256, 256, 256)
-  critic_layers: Sequence[int] = (256, 256)
-  # Acme's D4PG torsos start Linear -> LayerNorm -> tanh; ours too. Int8
-  # keeps the policy faithful (benchmarks/squash_fidelity.py
-  # --policy_layer_norm); LiteRT runs it ~2x slower than without at 3x256
-  # (benchmarks/actor_inference.py), still far below an env step.
-  critic_layer_norm: bool = True
-  policy_layer_norm: bool = True
-  batch_size: int = 64  # Small: learner-bound on 2 cores; see presets.
-  n_step: int = 5
-  discount: float = 0.99
-  policy_learning_rate: float = 3e-4
-  critic_learning_rate: float = 1e-3
-  target_update_period: int = 100
-  min_replay_size: int = 1000
-  max_replay_size: int = 1_000_000
-  # Learner samples per inserted transition (None: no rate limit).
-  samples_per_insert: float = 32.0
-  # Distributional critic support; returns outside [vmin, vmax] are clipped.
-  vmin: float = -150.0
-  vmax: float = 150.0
-  num_atoms: int = 51
-  # Actor i's Gaussian sigma, log-spaced in [sigma_min, sigma_max], in units
-  # of the action half-range (as TD3's).
-  sigma_min: float = 0.05
-  sigma_max: float = 0.5
+  """Acme's D4PG, sized for a small machine (batch 64: learner-bound on 2
+  cores; PRESETS['paper'] has ActorQ's). Acme's torsos start Linear ->
+  LayerNorm -> tanh; int8 keeps that policy faithful
+  (benchmarks/squash_fidelity.py) and LiteRT runs it ~2x slower than without
+  at 3x256 (benchmarks/actor_inference.py), still far below an env step."""
+  policy_layers: Sequence[int] = setting((256, 256, 256),
+                                         'Policy MLP hidden widths')
+  critic_layers: Sequence[int] = setting((256, 256),
+                                         'Critic MLP hidden widths')
+  critic_layer_norm: bool = setting(
+      True, 'LayerNorm + tanh after the critic torso\'s input layer')
+  policy_layer_norm: bool = setting(
+      True, 'LayerNorm + tanh after the policy torso\'s input layer; off '
+      'makes int8 actors ~2x faster at 3x256')
+  batch_size: int = setting(64, 'Learner batch size')
+  n_step: int = setting(5, 'N-step return length')
+  discount: float = setting(0.99, 'Discount per env step')
+  policy_learning_rate: float = setting(3e-4, 'Policy Adam learning rate')
+  critic_learning_rate: float = setting(1e-3, 'Critic Adam learning rate')
+  target_update_period: int = setting(
+      100, 'Learner steps between target network copies')
+  min_replay_size: int = setting(1000, 'Transitions before learning starts')
+  max_replay_size: int = setting(1_000_000, 'Replay capacity (FIFO)')
+  samples_per_insert: Optional[float] = setting(
+      32.0, 'Replay ratio: learner samples per inserted transition')
+  vmin: float = setting(
+      -150.0, 'Distributional critic support minimum (per-task ranges in '
+      'VALUE_RANGES)')
+  vmax: float = setting(150.0, 'Distributional critic support maximum')
+  num_atoms: int = setting(51, 'Atoms of the critic\'s support')
+  sigma_min: float = setting(
+      0.05, 'Actor i\'s Gaussian sigma is log-spaced in [sigma_min, '
+      'sigma_max], in units of the action half-range')
+  sigma_max: float = setting(0.5, 'See sigma_min')
 
 
 # Critic support per task, where returns fall far outside Acme's [-150, 150]

@@ -3,28 +3,31 @@ import dataclasses
 from typing import Optional, Sequence
 
 from agents import replay
+from quarl.settings import setting
 
 
 @dataclasses.dataclass
 class DQNConfig(replay.ReplayRegime):
   """Defaults (`small`) let gym CartPole-v1 learn in ~1-2 minutes on 2 cores."""
-  q_layers: Sequence[int] = (256, 256)
-  batch_size: int = 64
-  n_step: int = 3
-  discount: float = 0.99
-  learning_rate: float = 1e-3
-  target_update_period: int = 100
-  min_replay_size: int = 1000
-  max_replay_size: int = 100_000
-  # Learner samples per inserted transition (None: no rate limit).
-  samples_per_insert: Optional[float] = 8.0
-  # Prioritised replay: sampling ~ priority ** exponent; the learner corrects
-  # the bias with importance weights raised to the second exponent.
-  priority_exponent: float = 0.6
-  importance_sampling_exponent: float = 0.2
-  # Actor i's epsilon is Ape-X's base ** (1 + alpha * i / (N - 1)).
-  epsilon_base: float = 0.4
-  epsilon_alpha: float = 7.0
+  q_layers: Sequence[int] = setting((256, 256),
+                                    'Q-network MLP hidden widths')
+  batch_size: int = setting(64, 'Learner batch size')
+  n_step: int = setting(3, 'N-step return length')
+  discount: float = setting(0.99, 'Discount per env step')
+  learning_rate: float = setting(1e-3, 'Adam learning rate')
+  target_update_period: int = setting(
+      100, 'Learner steps between target network copies')
+  min_replay_size: int = setting(1000, 'Transitions before learning starts')
+  max_replay_size: int = setting(100_000, 'Replay capacity')
+  samples_per_insert: Optional[float] = setting(
+      8.0, 'Replay ratio: learner samples per inserted transition')
+  priority_exponent: float = setting(
+      0.6, 'Prioritised replay: sampling ~ priority ** exponent')
+  importance_sampling_exponent: float = setting(
+      0.2, 'Exponent of the importance weights that correct that bias')
+  epsilon_base: float = setting(
+      0.4, 'Actor i\'s epsilon is Ape-X\'s base ** (1 + alpha * i / (N - 1))')
+  epsilon_alpha: float = setting(7.0, 'See epsilon_base')
 
 
 # `paper` follows the reference ActorQ DQN runs: a 3x2048 Q-network, batch

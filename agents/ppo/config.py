@@ -2,6 +2,7 @@
 import dataclasses
 
 from agents.a2c.config import A2CConfig
+from quarl.settings import setting
 
 
 @dataclasses.dataclass
@@ -9,11 +10,11 @@ class PPOConfig(A2CConfig):
   """Schulman et al. 2017's Atari PPO as CleanRL runs it (Adam 2.5e-4,
   clip 0.1, GAE lambda 0.95, 4 epochs over each batch), with batches of
   `batch_size` trajectories of `unroll_length` steps sized for 2 cores."""
-  batch_size: int = 8
-  learning_rate: float = 2.5e-4
-  gae_lambda: float = 0.95
-  num_epochs: int = 4
-  clip_epsilon: float = 0.1
+  batch_size: int = setting(8, 'Trajectories per learner batch')
+  learning_rate: float = setting(2.5e-4, 'Adam learning rate')
+  gae_lambda: float = setting(0.95, 'GAE lambda')
+  num_epochs: int = setting(4, 'Passes over each batch')
+  clip_epsilon: float = setting(0.1, 'Clip of the probability ratio')
 
 
 # `paper` is the PPO paper's batch: 8 actors x 128 steps per update.

@@ -1,8 +1,9 @@
 """TD3 hyper-parameters: the paper's values, one CPU-sized exception."""
 import dataclasses
-from typing import Sequence
+from typing import Optional, Sequence
 
 from agents import replay
+from quarl.settings import setting
 
 
 @dataclasses.dataclass
@@ -15,31 +16,37 @@ class TD3Config(replay.ReplayRegime):
   CPU machine (HalfCheetah sizes) a step took ~2.6 ms at 64 and ~7 ms at 256:
   ~2.7x more environment steps per second, with the cores left to actors.
   """
-  policy_layers: Sequence[int] = (256, 256)
-  critic_layers: Sequence[int] = (256, 256)
-  batch_size: int = 64
-  n_step: int = 1
-  discount: float = 0.99
-  policy_learning_rate: float = 3e-4
-  critic_learning_rate: float = 3e-4
-  # Polyak rate of the target networks, updated with the policy.
-  tau: float = 0.005
-  # Policy and target updates every this many critic updates.
-  policy_update_period: int = 2
-  # Target policy smoothing, in units of the action half-range.
-  target_noise: float = 0.2
-  target_noise_clip: float = 0.5
-  # The paper waits 10k steps (uniform actions) before learning.
-  min_replay_size: int = 10_000
-  # Uniform-random env steps across all actors before the policy acts.
-  random_warmup_steps: int = 10_000
-  max_replay_size: int = 1_000_000
-  # Learner samples per inserted transition (None: no rate limit).
-  samples_per_insert: float = 64.0
-  # Actor i's Gaussian sigma, log-spaced in [min, max] and in units of the
-  # action half-range; one actor gets sqrt(min * max) = 0.1, the paper's.
-  sigma_min: float = 0.05
-  sigma_max: float = 0.2
+  policy_layers: Sequence[int] = setting((256, 256),
+                                         'Policy MLP hidden widths')
+  critic_layers: Sequence[int] = setting((256, 256),
+                                         'Twin critics\' hidden widths')
+  batch_size: int = setting(64, 'Learner batch size')
+  n_step: int = setting(1, 'N-step return length')
+  discount: float = setting(0.99, 'Discount per env step')
+  policy_learning_rate: float = setting(3e-4, 'Policy Adam learning rate')
+  critic_learning_rate: float = setting(3e-4, 'Critic Adam learning rate')
+  tau: float = setting(
+      0.005, 'Polyak rate of the target networks, updated with the policy')
+  policy_update_period: int = setting(
+      2, 'Policy and target updates every this many critic updates')
+  target_noise: float = setting(
+      0.2, 'Target policy smoothing noise, in units of the action '
+      'half-range')
+  target_noise_clip: float = setting(0.5, 'Clip of that noise')
+  min_replay_size: int = setting(
+      10_000, 'Transitions before learning starts (the paper waits 10k)')
+  random_warmup_steps: int = setting(
+      10_000, 'Uniform-random env steps across all actors before the policy '
+      'acts')
+  max_replay_size: int = setting(1_000_000, 'Replay capacity (FIFO)')
+  samples_per_insert: Optional[float] = setting(
+      64.0, 'Replay ratio: learner samples per inserted transition (equal '
+      'to the batch: one update per env step, as the paper)')
+  sigma_min: float = setting(
+      0.05, 'Actor i\'s Gaussian sigma is log-spaced in [sigma_min, '
+      'sigma_max], in units of the action half-range; one actor gets '
+      'sqrt(min * max) = 0.1, the paper\'s')
+  sigma_max: float = setting(0.2, 'See sigma_min')
 
 
 # `small` (the defaults) is sized for a 2-core machine; `paper` restores the

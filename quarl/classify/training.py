@@ -20,6 +20,7 @@ import sonnet as snt
 import tensorflow as tf
 
 from quarl.classify import data as data_lib
+from quarl.settings import setting
 
 LR_MILESTONES = (0.5, 0.75)
 EVAL_BATCH = 1000
@@ -27,12 +28,18 @@ EVAL_BATCH = 1000
 
 @dataclasses.dataclass(frozen=True)
 class TrainConfig:
-  epochs: int = 160
-  batch_size: int = 128
-  learning_rate: float = 0.1
-  momentum: float = 0.9
-  weight_decay: float = 1e-4
-  seed: int = 0
+  """He et al.'s CIFAR ResNet recipe: SGD-momentum, 160 epochs, the rate
+  divided by 10 at LR_MILESTONES."""
+  epochs: int = setting(160, 'Passes over the training split')
+  batch_size: int = setting(128, 'Images per step')
+  learning_rate: float = setting(
+      0.1, 'SGD-momentum learning rate, divided by 10 at 50% and 75% of '
+      'the steps')
+  momentum: float = setting(0.9, 'SGD momentum')
+  weight_decay: float = setting(1e-4, 'L2 on conv and dense kernels')
+  seed: int = setting(
+      0, 'Initialization, shuffling and augmentation seed (the digits split '
+      'is fixed)')
 
 
 @dataclasses.dataclass(frozen=True)

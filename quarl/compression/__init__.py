@@ -11,6 +11,8 @@ from quarl.compression.circulant import circulant_compression
 from quarl.compression.circulant import expand
 from quarl.compression.circulant import project
 from quarl.compression.circulant import project_dense
+from quarl.compression.config import COMPRESSION_KINDS
+from quarl.compression.config import CompressionConfig
 from quarl.compression.controller import CompressionController
 from quarl.compression.controller import GstController
 from quarl.compression.controller import IterativePruningController
@@ -32,7 +34,7 @@ from quarl.compression.transforms import to_friendly_b2
 from quarl.compression.transforms import weight_shift
 
 __all__ = [
-    'CompressibleConv2D', 'CompressibleKernel', 'CompressibleLinear',
+    'COMPRESSION_KINDS', 'CompressionConfig', 'CompressibleConv2D', 'CompressibleKernel', 'CompressibleLinear',
     'CompressibleMLP', 'CompressionController', 'CubicSchedule',
     'GstController', 'IterativePruningController', 'NatureCNNTorso',
     'NoCompression', 'RewardAwareClock', 'b2_to_b4', 'b4_to_b2',

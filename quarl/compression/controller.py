@@ -31,6 +31,7 @@ import tensorflow_model_optimization as tfmot
 from tensorflow_model_optimization.python.core.sparsity.keras import pruning_impl
 
 from quarl.compression import circulant
+from quarl.compression import config as config_lib
 from quarl.compression import layers as layers_lib
 from quarl.compression import masks
 from quarl.compression import schedules
@@ -191,10 +192,9 @@ class IterativePruningController(CompressionController):
   that step's target to the current weights.
   """
 
-  def __init__(self, layers: Sequence[layers_lib.CompressibleLinear],
-               s_init: float = 0.0, s_final: float = 0.9, begin_step: int = 0,
-               end_step: int = 100_000, block_size: int = 4,
-               granularity: str = 'block', update_every: int = 100,
+  def __init__(self, layers: Sequence[layers_lib.CompressibleLinear], *,
+               s_init: float, s_final: float, begin_step: int, end_step: int,
+               block_size: int, granularity: str, update_every: int,
                dense_params: int = 0, name: str = 'iterative_pruning'):
     super().__init__(layers, granularity, update_every, dense_params, name)
     schedules.check_ramp(s_init, s_final, begin_step, end_step)
@@ -267,14 +267,12 @@ class GstController(CompressionController):
   ladder's group size once the target reaches the rung's CR.
   """
 
-  def __init__(self, layers: Sequence[layers_lib.CompressibleLinear],
-               block_size: int = 4, s_shift: float = 1.0, s_init: float = 0.0,
-               s_final: float = 0.9, begin_step: int = 0,
-               end_step: int = 100_000, reward_window: int = 5,
-               reward_delta: float = 0.1, step_back: float = 0.05,
-               patience: int = 3, reward_reference: Optional[float] = None,
-               transform: str = 'none', granularity: str = 'block',
-               update_every: int = 100, dense_params: int = 0,
+  def __init__(self, layers: Sequence[layers_lib.CompressibleLinear], *,
+               block_size: int, s_shift: float, s_init: float, s_final: float,
+               begin_step: int, end_step: int, reward_window: int,
+               reward_delta: float, step_back: float, patience: int,
+               reward_reference: Optional[float], transform: str,
+               granularity: str, update_every: int, dense_params: int = 0,
                name: str = 'gst'):
     circulant.check_block_size(block_size)
     if not 0.0 < s_shift <= 1.0:
@@ -361,7 +359,8 @@ def _knobs(cls) -> set:
 
 def make_controller(kind: str, layers: Sequence[layers_lib.CompressibleLinear],
                     **knobs) -> CompressionController:
-  """Builds a controller by name; knobs another kind uses are ignored.
+  """Builds a controller by name; knobs another kind uses are ignored, and
+  knobs not given take CompressionConfig's defaults (their one source).
 
   Ignoring them lets one set of flags drive all three kinds; a knob no kind
   knows, or a bad value for a knob this kind uses, raises ValueError.
@@ -376,4 +375,5 @@ def make_controller(kind: str, layers: Sequence[layers_lib.CompressibleLinear],
                      f'known: {sorted(known)}')
   cls = CONTROLLERS[kind]
   used = _knobs(cls)
+  knobs = {**config_lib.CompressionConfig().controller_knobs(), **knobs}
   return cls(layers, **{k: v for k, v in knobs.items() if k in used})

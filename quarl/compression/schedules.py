@@ -36,10 +36,10 @@ def check_ramp(s_init: float, s_final: float, begin_step: int,
 @dataclasses.dataclass(frozen=True)
 class CubicSchedule:
   """s_init -> s_final over [begin_step, end_step]; constant outside it."""
-  s_init: float = 0.0
-  s_final: float = 0.9
-  begin_step: int = 0
-  end_step: int = 100_000
+  s_init: float
+  s_final: float
+  begin_step: int
+  end_step: int
 
   def __post_init__(self):
     check_ramp(self.s_init, self.s_final, self.begin_step, self.end_step)

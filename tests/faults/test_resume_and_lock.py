@@ -95,7 +95,7 @@ def test_resume_with_another_setting_exits_2_and_touches_nothing(tmp_path):
     before = _listing(run_dir)
     start = time.time()
     line = _one_error_line(_train(*REFUSED, f'--run_dir={run_dir}',
-                                  '--resume', '--compression=gst'))
+                                  '--resume', '--compression.kind=gst'))
     assert line == (f'train: error: --resume of {run_dir}: these settings '
                     "differ from the run's config.json: compression.kind "
                     "('none' -> 'gst')")

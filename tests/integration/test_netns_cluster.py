@@ -134,7 +134,7 @@ def test_program_across_three_hosts_learns_and_restarts_an_actor(
        '--env=gym:Pendulum-v1', '--actor_precision=int8', '--num_actors=2',
        # Learning is budgeted in env steps; seconds are only a backstop.
        '--max_actor_steps=12000', '--max_seconds=420',
-       '--launch_type=hosts', f'--hosts={hosts_file}',
+       '--launch_type=hosts', f'--hosts_file={hosts_file}',
        f'--run_dir={run_dir}'], cwd=ROOT, env=env, stdout=subprocess.PIPE,
       stderr=subprocess.STDOUT, text=True)
   try:

@@ -1,6 +1,6 @@
 """TD3 with GST and with iterative pruning, as real programs end to end.
 
-The reward-aware clock is held open (--reward_delta far above any return gap)
+The reward-aware clock is held open (--compression.reward_delta far above any return gap)
 so the schedule moves with learner steps alone: the hand-over then happens
 at the same learner step on any machine, and what is tested is GST's life
 cycle, not learning. Publishes are by learner step for the same reason.
@@ -16,10 +16,10 @@ BLOCK = 4
 FINAL_SPARSITY = 0.9
 SPARSE_PHASE = 2  # quarl.compression.layers.PHASES.index(SPARSE)
 FLAGS = ('--agent=td3', '--env=gym:Pendulum-v1', '--actor_precision=int8',
-         '--num_actors=1', f'--gst_block_size={BLOCK}',
-         f'--sparsity_final={FINAL_SPARSITY}', '--prune_begin_step=0',
-         '--prune_end_step=800', '--reward_delta=1e9', '--publish_period=250',
-         '--min_replay_size=500', '--max_seconds=400')
+         '--num_actors=1', f'--compression.block_size={BLOCK}',
+         f'--compression.s_final={FINAL_SPARSITY}', '--compression.begin_step=0',
+         '--compression.end_step=800', '--compression.reward_delta=1e9', '--publish_period=250',
+         '--td3.min_replay_size=500', '--max_seconds=400')
 
 
 def _compressed_layers(run_dir):
@@ -65,7 +65,7 @@ def _schedule_rows(run_dir):
 def gst_run(tmp_path_factory):
   run_dir = tmp_path_factory.mktemp('gst') / 'run'
   summary = train_and_check_contract(
-      run_dir, *FLAGS, '--compression=gst', '--gst_s_shift=0.25',
+      run_dir, *FLAGS, '--compression.kind=gst', '--compression.s_shift=0.25',
       '--publish_sparse', '--max_actor_steps=2500')
   return run_dir, summary
 
@@ -110,7 +110,7 @@ def test_resumed_gst_run_keeps_its_masks_phase_and_clock(gst_run):
   run_dir, _ = gst_run
   before = _schedule_rows(run_dir)
   summary = train_and_check_contract(
-      run_dir, *FLAGS, '--compression=gst', '--gst_s_shift=0.25',
+      run_dir, *FLAGS, '--compression.kind=gst', '--compression.s_shift=0.25',
       '--publish_sparse', '--max_actor_steps=3500', '--resume')
   resumed = _schedule_rows(run_dir)[len(before):]
   assert resumed, 'the resumed learner wrote no compression rows'
@@ -125,7 +125,7 @@ def test_resumed_gst_run_keeps_its_masks_phase_and_clock(gst_run):
 def test_iterative_pruning_program_end_to_end(tmp_path):
   run_dir = tmp_path / 'run'
   summary = train_and_check_contract(
-      run_dir, *FLAGS, '--compression=prune', '--max_actor_steps=2000')
+      run_dir, *FLAGS, '--compression.kind=prune', '--max_actor_steps=2000')
   schedule = _schedule_rows(run_dir)
   crs = [row['compressed_cr'] for row in schedule]
   assert crs[0] == 0.0 and crs == sorted(crs)

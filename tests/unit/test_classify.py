@@ -14,7 +14,7 @@ import pytest
 import tensorflow as tf
 
 from launch import classify as classify_cli
-from launch.config import CompressionConfig
+from quarl.compression.config import CompressionConfig
 from launch.nodes import learner as learner_node
 from quarl import classify
 from quarl.compression import circulant
@@ -199,8 +199,8 @@ def test_a_bad_cifar_path_is_one_line_and_exit_2(tmp_path):
 def test_the_command_line_writes_the_run_directory(tmp_path):
   run_dir = tmp_path / 'run'
   proc = _classify('--data=digits', f'--depth={DEPTH}', '--epochs=2',
-                   '--batch_size=128', '--compression=gst',
-                   '--update_every=5', f'--run_dir={run_dir}')
+                   '--batch_size=128', '--compression.kind=gst',
+                   '--compression.update_every=5', f'--run_dir={run_dir}')
   assert proc.returncode == 0, proc.stderr[-2000:]
   assert 'epoch 2/2 step 20 ' in proc.stdout
   rows = classify_cli.run_dir_lib.read_csv(str(run_dir / 'metrics.csv'))

@@ -8,7 +8,7 @@ import pytest
 
 from launch import cli
 from launch import run_dir as run_dir_lib
-from launch.config import CompressionConfig
+from quarl.compression.config import CompressionConfig
 from launch.config import PublishPeriod
 
 
@@ -32,6 +32,13 @@ def _train(*args, cwd=None):
     (['--num_actors=0'], '--num_actors=0 must be > 0'),
     (['--eval_every=-1'], '--eval_every=-1 must be >= 0'),
     (['--env=gym:CartPole-v1'], 'has discrete actions but --agent=d4pg'),
+    (['--td3.batch_size=256'], '--td3.batch_size is a td3 setting, but '
+     '--agent=d4pg'),
+    (['--d4pg.policy_layers=256,x'], "--d4pg.policy_layers='256,x': want "
+     'comma-separated positive layer widths'),
+    (['--d4pg.batch_size=-1'], '--d4pg.batch_size=-1 must be > 0'),
+    (['--compression.kind=sparse'], "--compression.kind='sparse' is not "
+     'valid'),
     # Known to gym, but its model file is one MuJoCo 3 refuses.
     (['--env=gym:Hopper-v4'], 'gym:Hopper-v4 cannot be built with the pinned '
      'gym and MuJoCo: XML Error: global coordinates no longer supported'),
@@ -101,8 +108,9 @@ def test_help_lists_the_documented_flags():
     result = _train('--helpfull')
     assert result.returncode == 0, result.stderr  # Help is not an error.
     for flag in ('agent', 'env', 'actor_precision', 'num_actors',
-                 'policy_layers', 'max_seconds', 'max_actor_steps',
-                 'publish_period', 'seed', 'run_dir', 'launch_type'):
+                 'd4pg.policy_layers', 'td3.batch_size', 'compression.kind',
+                 'max_seconds', 'max_actor_steps', 'publish_period', 'seed',
+                 'run_dir', 'launch_type'):
         assert f'--{flag}:' in result.stdout, flag
     for boolean in ('overwrite', 'resume'):  # absl shows --[no]name.
         assert f'--[no]{boolean}:' in result.stdout, boolean
@@ -128,7 +136,7 @@ def test_bad_hosts_files_exit_2_with_nothing_started(tmp_path, address2,
                           .replace('GROUPS', groups))
     run_dir = tmp_path / 'run'
     result = _train(f'--run_dir={run_dir}', '--launch_type=hosts',
-                    f'--hosts={hosts_file}')
+                    f'--hosts_file={hosts_file}')
     assert result.returncode == 2, result.stderr
     error_lines = [l for l in result.stderr.splitlines()
                    if l.startswith('train: error:')]
@@ -137,10 +145,10 @@ def test_bad_hosts_files_exit_2_with_nothing_started(tmp_path, address2,
 
 
 def test_hosts_flag_and_launch_type_go_together(tmp_path):
-    for args in (['--launch_type=hosts'], ['--hosts=hosts.yaml']):
+    for args in (['--launch_type=hosts'], ['--hosts_file=hosts.yaml']):
         result = _train(f'--run_dir={tmp_path / "run"}', *args)
         assert result.returncode == 2, result.stderr
-        assert '--hosts=FILE goes with --launch_type=hosts' in result.stderr
+        assert '--hosts_file=FILE goes with --launch_type=hosts' in result.stderr
 
 
 @pytest.mark.parametrize('args, message', [
@@ -189,33 +197,34 @@ def _gst(**knobs):
     (dict(publish_period='infs'), "--publish_period='infs': want a positive"),
     (dict(eval_episodes=0), '--eval_episodes=0 must be > 0'),
     (dict(max_restarts=-1), '--max_restarts=-1: want 0 or more'),
-    (dict(agent_overrides=dict(batch_size=0)), '--batch_size=0 must be > 0'),
+    (dict(agent_overrides=dict(batch_size=0)), '--d4pg.batch_size=0 must be > 0'),
     (dict(agent_overrides=dict(samples_per_insert=0.0)),
-     '--samples_per_insert=0.0 must be > 0'),
+     '--d4pg.samples_per_insert=0.0 must be > 0'),
     (dict(agent_overrides=dict(samples_per_insert=-2.0)),
-     '--samples_per_insert=-2.0 must be > 0'),
+     '--d4pg.samples_per_insert=-2.0 must be > 0'),
     (dict(agent_overrides=dict(samples_per_insert=math.nan)),
-     '--samples_per_insert=nan must be > 0'),
+     '--d4pg.samples_per_insert=nan must be > 0'),
     (dict(agent_overrides=dict(min_replay_size=0)),
-     '--min_replay_size=0 must be > 0'),
+     '--d4pg.min_replay_size=0 must be > 0'),
     (dict(agent_overrides=dict(max_times_sampled=-1)),
-     '--max_times_sampled=-1 must be >= 0'),
+     '--d4pg.max_times_sampled=-1 must be >= 0'),
     (dict(agent_overrides=dict(max_times_sampled=16, samples_per_insert=8.0)),
-     '--samples_per_insert and --max_times_sampled are two replay regimes'),
+     '--d4pg.samples_per_insert and --d4pg.max_times_sampled are two replay '
+     'regimes'),
     # Reverb's SampleToInsertRatio wants error_buffer (10% of
     # min_replay_size * samples_per_insert) >= max(1, samples_per_insert).
     (dict(agent_overrides=dict(min_replay_size=5)),
-     '--min_replay_size=5 with --samples_per_insert=32.0: Reverb refuses the '
+     'min_replay_size=5 with samples_per_insert=32.0: Reverb refuses the '
      'rate limiter: The size of error_buffer must be >= 2 * max(1.0, '
      'samples_per_insert)'),
     (dict(agent='dqn', env='gym:CartPole-v1',
           agent_overrides=dict(min_replay_size=19, samples_per_insert=0.5)),
      'Reverb refuses the rate limiter'),
     (dict(agent_overrides=dict(vmin=10.0, vmax=10.0)),
-     '--vmin=10.0 must be below --vmax=10.0'),
+     'vmin=10.0 must be below vmax=10.0'),
     (dict(agent_overrides=dict(vmax=-2000.0)),  # Pendulum's vmin: -1500.
-     '--vmin=-1500.0 must be below --vmax=-2000.0'),
-    (dict(agent_overrides=dict(vmin=-math.inf)), '--vmin=-inf must be finite'),
+     'vmin=-1500.0 must be below vmax=-2000.0'),
+    (dict(agent_overrides=dict(vmin=-math.inf)), '--d4pg.vmin=-inf must be finite'),
     (dict(agent='a2c', env='gym:CartPole-v1'), '--env=gym:CartPole-v1 has vector '
      'observations but --agent=a2c needs pixel observations'),
     (dict(agent='ppo', env='gym:CartPole-v1'),

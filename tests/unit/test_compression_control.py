@@ -139,9 +139,10 @@ def test_reference_defaults_to_the_first_return():
 @pytest.mark.parametrize('s_shift', [0.25, 1.0])
 def test_hand_over_happens_at_s_shift_target(block, s_shift):
   threshold = s_shift * (1 - 1 / block)
-  ctl = controller.GstController(_layers((16, 16), (16, 8)), block_size=block,
-                                 s_shift=s_shift, s_final=0.9, begin_step=0,
-                                 end_step=100, update_every=1000)
+  ctl = controller.make_controller('gst', _layers((16, 16), (16, 8)),
+                                   block_size=block, s_shift=s_shift,
+                                   s_final=0.9, begin_step=0, end_step=100,
+                                   update_every=1000)
   schedule = ctl.clock.schedule
   hand_over = next(t for t in range(101) if schedule(t) >= threshold)
   ctl.after_optimizer_step(hand_over - 1)
@@ -160,9 +161,9 @@ def test_hand_over_happens_at_s_shift_target(block, s_shift):
 def test_returns_before_the_schedule_starts_set_no_bar():
   # An untrained policy's return (here 0, better than early learning's -500)
   # observed before begin_step must not pause the clock afterwards.
-  ctl = controller.GstController(_layers((16, 16)), block_size=4,
-                                 s_final=0.9, begin_step=10, end_step=100,
-                                 reward_window=2, patience=2)
+  ctl = controller.make_controller('gst', _layers((16, 16)), block_size=4,
+                                   s_final=0.9, begin_step=10, end_step=100,
+                                   reward_window=2, patience=2)
   ctl.observe_return(0.0)
   ctl.after_optimizer_step(10)
   for step, value in ((20, -500.0), (30, -450.0), (40, -400.0)):
@@ -194,8 +195,8 @@ def test_gst_cr_from_step_zero_while_pruning_starts_dense():
 
 def test_report_cr_accounting_is_exact():
   built = _layers((8, 8), (16, 8))  # 64 + 128 kernel entries
-  ctl = controller.GstController(built, block_size=4, dense_params=100,
-                                 begin_step=10, end_step=20)
+  ctl = controller.make_controller('gst', built, block_size=4, dense_params=100,
+                                   begin_step=10, end_step=20)
   ctl.after_optimizer_step(2)
   built[1].to_sparse(0.5)  # 64 of 128 stored
   ctl.after_optimizer_step(4)
@@ -216,9 +217,10 @@ def test_checkpoint_round_trips_controller_state(tmp_path):
     mlp = layers.make_compressible_mlp([8, 8, 8, 2])
     if call:
       mlp(tf.zeros([1, 3]))
-    return mlp, controller.GstController(
-        mlp.compressible_layers, block_size=2, s_final=0.8, begin_step=0,
-        end_step=10, reward_window=2, patience=2)
+    return mlp, controller.make_controller('gst', mlp.compressible_layers,
+                                           block_size=2, s_final=0.8,
+                                           begin_step=0, end_step=10,
+                                           reward_window=2, patience=2)
 
   _, ctl = build()
   for step in range(1, 9):

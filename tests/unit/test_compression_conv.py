@@ -147,9 +147,8 @@ def test_masks_hold_through_real_adam_steps(kind, knobs):
 
 def test_iterative_pruning_block_masks_follow_channel_blocks():
   layer = _conv((2, 2, 8, 8), seed=2)
-  ctl = controller.IterativePruningController(
-      [layer], s_final=0.5, begin_step=0, end_step=1, block_size=4,
-      update_every=1)
+  ctl = controller.make_controller('prune', [layer], s_final=0.5, begin_step=0,
+                                   end_step=1, block_size=4, update_every=1)
   ctl.after_optimizer_step(1)
   groups = layer.mask.numpy().reshape(2, 2, 2, 4, 2, 4)
   assert np.all(groups == groups[:, :, :, :1, :, :1])
@@ -175,9 +174,10 @@ def test_gst_drives_the_nature_cnn_from_circulant_to_sparse():
   assert compressible == list(torso.layers[1:])
   dense = layers.dense_param_count([torso, head], compressible)
   assert dense == (8 * 8 * 4 * 32 + 32) + 64 + 64 + 512 + (512 * 4 + 4)
-  ctl = controller.GstController(compressible, block_size=2, s_shift=1.0,
-                                 s_final=0.8, begin_step=0, end_step=10,
-                                 update_every=1, dense_params=dense)
+  ctl = controller.make_controller('gst', compressible, block_size=2,
+                                   s_shift=1.0, s_final=0.8, begin_step=0,
+                                   end_step=10, update_every=1,
+                                   dense_params=dense)
   optimizer = snt.optimizers.Adam(1e-3)
   phases = []
   for step in range(1, 11):

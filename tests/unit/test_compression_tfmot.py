@@ -9,7 +9,7 @@ import pytest
 import tensorflow as tf
 import tensorflow_model_optimization as tfmot
 
-from launch.config import CompressionConfig
+from quarl.compression.config import CompressionConfig
 from quarl.compression import controller
 from quarl.compression import layers
 from quarl.compression import schedules
@@ -40,9 +40,10 @@ def test_pruning_matches_tfmot_step_for_step(shape, block, granularity):
   wrapper.pruning_step.assign(0)  # What UpdatePruningStep does at train start.
   tfmot_kernel, tfmot_mask, _ = wrapper.pruning_vars[0]
   layer = _layer(*shape)
-  ctl = controller.IterativePruningController(
-      [layer], s_init=0.1, s_final=0.85, begin_step=BEGIN, end_step=END,
-      block_size=block, granularity=granularity, update_every=EVERY)
+  ctl = controller.make_controller('prune', [layer], s_init=0.1, s_final=0.85,
+                                   begin_step=BEGIN, end_step=END,
+                                   block_size=block, granularity=granularity,
+                                   update_every=EVERY)
   rng = np.random.default_rng(0)
   weights = rng.normal(size=shape).astype(np.float32)
   last_pruning_step, sparsities = None, set()
@@ -81,8 +82,9 @@ def test_gst_cubic_ramp_is_tfmots_polynomial_decay():
 def test_late_sync_applies_the_latest_pruning_step():
   # The learner syncs every update_every steps; begin_step need not align.
   layer = _layer(16, 16)
-  ctl = controller.IterativePruningController(
-      [layer], s_final=0.9, begin_step=150, end_step=1000, update_every=100)
+  ctl = controller.make_controller('prune', [layer], s_final=0.9,
+                                   begin_step=150, end_step=1000,
+                                   update_every=100)
   ctl.sync(100)
   assert layer.phase == layers.DENSE and ctl.target_sparsity() == 0.0
   ctl.sync(300)
@@ -94,7 +96,8 @@ def test_late_sync_applies_the_latest_pruning_step():
 
 @pytest.mark.parametrize('block', [2, 4])
 def test_group_size_follows_gst_block_size(block):
-  """--gst_block_size sets the pruning arm's groups (2x2 vs B=2, 4x4 vs B=4)."""
+  """--compression.block_size sets the pruning arm's groups (2x2 vs B=2, 4x4
+  vs B=4)."""
   knobs = CompressionConfig(kind='prune', block_size=block, s_final=0.5,
                             begin_step=0, end_step=10,
                             update_every=1).controller_knobs()
@@ -111,8 +114,9 @@ def test_group_size_follows_gst_block_size(block):
 def test_pruning_state_survives_a_checkpoint(tmp_path):
   def build():
     layer = _layer(16, 16)
-    return layer, controller.IterativePruningController(
-        [layer], s_final=0.8, begin_step=0, end_step=100, update_every=10)
+    return layer, controller.make_controller('prune', [layer], s_final=0.8,
+                                             begin_step=0, end_step=100,
+                                             update_every=10)
 
   layer, ctl = build()
   ctl.sync(55)

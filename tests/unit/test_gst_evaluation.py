@@ -6,7 +6,7 @@ import pytest
 
 from launch import baselines
 from launch import cli
-from launch.config import CompressionConfig
+from quarl.compression.config import CompressionConfig
 from launch.config import RunConfig
 from launch.nodes import evaluator as evaluator_lib
 

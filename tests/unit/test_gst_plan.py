@@ -1,8 +1,13 @@
 """reproduce_gst's plan: arms, the standard schedule, recorded results."""
+import dataclasses
 import json
 import subprocess
 
+import agents
 from launch import gst_plan
+from quarl.compression.config import CompressionConfig
+from launch.config import LaunchOptions
+from launch.config import RunConfig
 
 
 def _chosen(**changes):
@@ -33,13 +38,32 @@ def test_standard_schedule_is_20_to_80_percent_of_the_learner_steps():
     assert gst_plan.schedule_steps(chosen, prune) == [28_000, 112_000]
     early = prune._replace(schedule='early')
     assert gst_plan.schedule_steps(chosen, early) == [5000, 90_000]
-    args = gst_plan.train_args(chosen, prune)
-    assert '--prune_begin_step=28000' in args
-    assert '--sparsity_final=0.9' in args
-    assert '--preset=paper' in args
+    settings = gst_plan.train_settings(chosen, prune)
+    assert settings['compression.begin_step'] == 28_000
+    assert settings['compression.end_step'] == 112_000
+    assert settings['compression.s_final'] == 0.9
+    assert settings['compression.kind'] == 'prune'
+    assert settings['preset'] == 'paper'
     dense = prune._replace(method='dense', schedule='', sparsity='')
-    assert not any(a.startswith('--prune_')
-                   for a in gst_plan.train_args(chosen, dense))
+    assert not any(name.startswith('compression.') and name != (
+        'compression.kind') for name in gst_plan.train_settings(chosen, dense))
+
+
+def test_every_method_and_agent_setting_is_a_launch_train_flag():
+    """Names are checked against the generated flags' fields, so a renamed
+    setting fails here rather than in the sweep's first run."""
+    names = {f.name for cls in (RunConfig, LaunchOptions)
+             for f in dataclasses.fields(cls)}
+    names |= {f'compression.{f.name}'
+              for f in dataclasses.fields(CompressionConfig)}
+    for agent, defaults in gst_plan.AGENT_DEFAULTS.items():
+      names_here = names | {f'{agent}.{f.name}' for f in dataclasses.fields(
+          agents.config_class(agent))}
+      chosen = dict(defaults, agent=agent, schedules=['standard'],
+                    sparsities=['0.9'])
+      for method in gst_plan.METHODS:
+        arm = gst_plan.Arm(chosen['envs'][0], method, 'standard', '0.9', '0')
+        assert set(gst_plan.train_settings(chosen, arm)) <= names_here
 
 
 def test_a2c_schedule_counts_batches_of_unrolls():

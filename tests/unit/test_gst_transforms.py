@@ -1,6 +1,6 @@
-"""GST's block-size ladders (--gst_transform): the rung at the S_shift point,
-the hand-over at the rung's CR, measured shifts, and CR that never drops to
-S_shift * CR_circulant."""
+"""GST's block-size ladders (--compression.transform): the rung at the
+S_shift point, the hand-over at the rung's CR, measured shifts, and CR that
+never drops to S_shift * CR_circulant."""
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -16,9 +16,9 @@ def _controller(transform, s_shift=0.25):
     layer = layers.CompressibleLinear(m)
     layer(tf.zeros([1, n]))
     built.append(layer)
-  return controller.GstController(
-      built, block_size=4, s_shift=s_shift, s_final=0.9, begin_step=0,
-      end_step=1000, update_every=1000, transform=transform)
+  return controller.make_controller('gst', built, block_size=4, s_shift=s_shift,
+                                    s_final=0.9, begin_step=0, end_step=1000,
+                                    update_every=1000, transform=transform)
 
 
 def _train_a_little(ctl, rng):

@@ -8,6 +8,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
 
 
+# A flag as written: --name or --prefix.name (e.g. --td3.batch_size), not a
+# placeholder such as --AGENT.FIELD.
+_FLAG = r'--([a-z_0-9]+(?:\.[a-z_0-9]+)?)(?![A-Za-z_0-9.-])'
+
+
 def _readme():
     with open(os.path.join(ROOT, 'README.md')) as handle:
         return handle.read()
@@ -25,7 +30,7 @@ def _documented_flags(module, text):
     flags = set()
     for command in re.findall(rf'python -m {re.escape(module)}((?:.*\\\n)*.*)',
                               text):
-        flags.update(re.findall(r'--([a-z_0-9]+)', command))
+        flags.update(re.findall(_FLAG, command))
     return flags
 
 
@@ -39,7 +44,7 @@ def test_readme_make_targets_exist():
 def test_readme_flags_exist_in_each_cli():
     text = _readme()
     # The CLI table documents launch.train's flags with backquotes.
-    table_flags = set(re.findall(r'`--([a-z_0-9]+)(?![a-z_0-9-])', text))
+    table_flags = set(re.findall('`' + _FLAG, text))
     modules = ('launch.train', 'launch.reproduce_actorq', 'launch.reproduce_gst',
                'launch.classify', 'launch.reproduce_classify')
     checked = set()
@@ -52,4 +57,5 @@ def test_readme_flags_exist_in_each_cli():
         for flag in flags:
             assert re.search(rf'--(\[no\])?{flag}:', help_text), (module, flag)
         checked |= flags
-    assert {'agent', 'env', 'actor_precision', 'compression', 'full'} <= checked
+    assert {'agent', 'env', 'actor_precision', 'compression.kind',
+            'td3.batch_size', 'full'} <= checked

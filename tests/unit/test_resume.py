@@ -9,7 +9,7 @@ from launch import cli
 from launch import resume
 from launch import run_dir as run_dir_lib
 from launch import runner
-from launch.config import CompressionConfig
+from quarl.compression.config import CompressionConfig
 from launch.config import PublishPeriod
 from launch.config import RunConfig
 

@@ -1,0 +1,235 @@
+r"""Command-line flags generated from the config dataclasses, and their tables.
+
+`define(cls, prefix)` makes one absl flag per field of `cls`, named prefix +
+field name (no renames): RunConfig's `--num_actors`, CompressionConfig's
+`--compression.block_size`, each agent's `--td3.batch_size`. The field's
+type, default and help (quarl/settings.py) are the flag's. `Group.given()`
+returns only the values typed on the command line, so every other setting
+takes its default from the dataclass itself: defaults live there alone.
+
+An agent's defaults depend on the env and the preset (its config_for_env),
+so its flags default to "unset" and their help names the dataclass default.
+
+`python -m launch.settings` rewrites the flag tables in README.md and
+docs/flags.md; tests/unit/test_settings.py fails when they are stale.
+"""
+import collections.abc
+import dataclasses
+import os
+import sys
+import typing
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from absl import flags
+
+from launch import cli
+from launch.config import PublishPeriod
+from quarl import settings as quarl_settings
+
+_DEFINE = {int: flags.DEFINE_integer, float: flags.DEFINE_float,
+           str: flags.DEFINE_string, bool: flags.DEFINE_bool}
+LAYERS = 'layers'  # Comma-separated MLP widths, e.g. 256,256.
+
+
+def _flag_type(hint) -> Any:
+  """int, float, str, bool, LAYERS or PublishPeriod for a field's hint."""
+  if typing.get_origin(hint) is typing.Union:  # Optional[X] is X or unset.
+    hint, = [arg for arg in typing.get_args(hint) if arg is not type(None)]
+  if typing.get_origin(hint) in (tuple, list, collections.abc.Sequence):
+    return LAYERS
+  if hint in _DEFINE or hint is PublishPeriod:
+    return hint
+  raise TypeError(f'no flag type for {hint!r}')
+
+
+def _text(value) -> str:
+  """A default as a user would type it."""
+  if value is None:
+    return ''
+  if isinstance(value, PublishPeriod):
+    return value.text()
+  if isinstance(value, bool):
+    return 'true' if value else 'false'
+  if isinstance(value, (tuple, list)):
+    return ','.join(str(width) for width in value)
+  return str(value)
+
+
+@dataclasses.dataclass
+class Group:
+  """The flags of one dataclass."""
+  cls: type
+  prefix: str
+  # Agent groups: the dataclass default is not the run's (env, preset).
+  unset_defaults: bool
+  holders: Dict[str, Any]
+  kinds: Dict[str, Any]
+
+  def name(self, field: str) -> str:
+    return self.prefix + field
+
+  def given(self) -> Dict[str, Any]:
+    """Field -> value for the flags typed on the command line.
+
+    Raises:
+      cli.UsageError: a layers flag that is not comma-separated widths.
+    """
+    values = {}
+    for field, holder in self.holders.items():
+      if not holder.present:
+        continue
+      value = holder.value
+      if self.kinds[field] == LAYERS:
+        value = cli.parse_layers(self.name(field), value)
+      values[field] = value
+    return values
+
+  def rows(self) -> List[Tuple[str, str, str]]:
+    """(flag, default, help) per flag, for the docs."""
+    result = []
+    for field in _flag_fields(self.cls):
+      default = _text(_default(field))
+      result.append((f'--{self.name(field.name)}', default,
+                     quarl_settings.help_of(field)))
+    return result
+
+
+def _flag_fields(cls) -> List[dataclasses.Field]:
+  return [field for field in dataclasses.fields(cls)
+          if quarl_settings.is_flag(field)]
+
+
+def _default(field: dataclasses.Field):
+  if field.default is not dataclasses.MISSING:
+    return field.default
+  if field.default_factory is not dataclasses.MISSING:
+    return field.default_factory()
+  return None
+
+
+def define(cls, prefix: str = '', unset_defaults: bool = False,
+           flag_values=flags.FLAGS) -> Group:
+  """One flag per flag field of dataclass `cls` (see the module doc)."""
+  hints = typing.get_type_hints(cls)
+  holders, kinds = {}, {}
+  for field in _flag_fields(cls):
+    kind = _flag_type(hints[field.name])
+    help_text = quarl_settings.help_of(field)
+    if not help_text:
+      raise ValueError(f'{cls.__name__}.{field.name} has no help')
+    default = None if unset_defaults else _default(field)
+    if unset_defaults and default is None:
+      shown = _text(_default(field))
+      help_text += f' (default: {shown or "unset"}'
+      help_text += ', or as the preset and env set it)'
+    if kind in (LAYERS, PublishPeriod):
+      definer, default = flags.DEFINE_string, (
+          None if default is None else _text(default))
+    else:
+      definer = _DEFINE[kind]
+    holders[field.name] = definer(prefix + field.name, default, help_text,
+                                  flag_values=flag_values)
+    kinds[field.name] = kind
+  return Group(cls, prefix, unset_defaults, holders, kinds)
+
+
+def to_argv(settings: Mapping[str, Any]) -> List[str]:
+  """Flag name -> value, as the argv the generated flags parse; each name
+  once, so a later override replaces a value instead of repeating a flag."""
+  argv = []
+  for name, value in settings.items():
+    if isinstance(value, bool):
+      argv.append(f'--{name}' if value else f'--no{name}')
+    else:
+      argv.append(f'--{name}={_text(value)}')
+  return argv
+
+
+def from_argv(args: Sequence[str]) -> Dict[str, str]:
+  """'--name=value' (or '--name', '--noname') strings -> {name: value}, for
+  settings users pass through a script's list flag; later ones win.
+
+  Raises:
+    ValueError: an entry that is not a flag.
+  """
+  result = {}
+  for arg in args:
+    if not arg.startswith('--'):
+      raise ValueError(f'{arg!r} is not a --flag=value')
+    name, has_value, value = arg[2:].partition('=')
+    if has_value:
+      result[name] = value
+    elif name.startswith('no'):
+      result[name[2:]] = False
+    else:
+      result[name] = True
+  return result
+
+
+def markdown(rows: Sequence[Tuple[str, str, str]]) -> str:
+  lines = ['| flag | default | meaning |', '|---|---|---|']
+  for flag, default, help_text in rows:
+    shown = f'`{default}`' if default else ''
+    lines.append(f'| `{flag}` | {shown} | {help_text.replace("|", "/")} |')
+  return '\n'.join(lines) + '\n'
+
+
+# The generated tables: file -> marker name -> the groups' rows.
+BEGIN, END = '<!-- flags:{}: begin -->', '<!-- flags:{}: end -->'
+
+
+def replace_between(text: str, marker: str, body: str) -> str:
+  begin, end = BEGIN.format(marker), END.format(marker)
+  head, found, rest = text.partition(begin)
+  if not found or end not in rest:
+    raise ValueError(f'no {begin} ... {end} markers')
+  return head + begin + '\n' + body + end + rest.partition(end)[2]
+
+
+def tables() -> Dict[str, Dict[str, str]]:
+  """{path relative to the repo: {marker: markdown}} for every flag table."""
+  from launch import train  # pylint: disable=g-import-not-at-top
+  run_rows = train.RUN_FLAGS.rows() + train.LAUNCH_FLAGS.rows()
+  compression_rows = train.COMPRESSION_FLAGS.rows()
+  agent_tables = {f'agent:{name}': markdown(group.rows())
+                  for name, group in sorted(train.AGENT_FLAGS.items())}
+  return {
+      'README.md': {'run': markdown(run_rows),
+                    'compression': markdown(compression_rows)},
+      os.path.join('docs', 'flags.md'): {
+          'run': markdown(run_rows), 'compression': markdown(compression_rows),
+          **agent_tables},
+  }
+
+
+def write_tables(root: str, check: bool = False) -> List[str]:
+  """Rewrites the tables under `root`; the paths that were stale. With
+  `check`, writes nothing."""
+  stale = []
+  for path, bodies in tables().items():
+    full = os.path.join(root, path)
+    with open(full) as f:
+      text = f.read()
+    new = text
+    for marker, body in bodies.items():
+      new = replace_between(new, marker, body)
+    if new != text:
+      stale.append(path)
+      if not check:
+        with open(full, 'w') as f:
+          f.write(new)
+  return stale
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+  argv = sys.argv if argv is None else argv
+  check = '--check' in argv[1:]
+  root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+  stale = write_tables(root, check=check)
+  verb = 'stale' if check else 'rewritten'
+  print(f'flag tables {verb}: {", ".join(stale) or "none"}')
+  return 1 if check and stale else 0
+
+
+if __name__ == '__main__':
+  sys.exit(main())
