@@ -28,7 +28,7 @@ import tensorflow as tf
 
 from launch import cli
 from launch import compression_flags
-from launch import run_dir as run_dir_lib
+from launch.runtime import run_dir as run_dir_lib
 from launch import settings
 from quarl.compression.config import COMPRESSION_KINDS
 from quarl.compression.config import CompressionConfig

@@ -19,10 +19,10 @@ from agents import AGENT_NAMES
 import agents
 from agents import replay
 from agents.compiled import COMPILE_MODES
-from launch import baselines
-from launch import hosts
+from launch.runtime import baselines
+from launch.runtime import hosts
 from launch import groups
-from launch.network import MODES as NETWORK_MODES
+from launch.runtime.network import MODES as NETWORK_MODES
 from launch.config import ACTOR_PRECISIONS
 from quarl.compression.config import COMPRESSION_KINDS
 from quarl.compression.config import CompressionConfig

@@ -34,13 +34,13 @@ from absl import flags
 
 import agents
 from agents import AGENT_NAMES
-from launch import analysis
+from launch.analysis import runs as analysis
 from launch import cli
-from launch import pipeline_model
-from launch import run_dir as run_dir_lib
+from launch.analysis import pipeline_model
+from launch.runtime import run_dir as run_dir_lib
 from launch import settings as launch_settings
-from launch import summary as summary_lib
-from launch import sweep
+from launch.runtime import summary as summary_lib
+from launch.runtime import sweep
 from launch.config import ACTOR_PRECISIONS
 from quarl import envs
 
@@ -281,7 +281,7 @@ def write_results(out_dir, tasks, seeds, precisions, fraction,
     writer.writerows(all_rows)
   table = analysis.markdown_table(
       ('regime', 'task', 'seed', 'precision', 'target', 'time to target (s)',
-       'speedup vs fp32_tf', 'predicted (launch/pipeline_model.py)', 'bound',
+       'speedup vs fp32_tf', 'predicted (launch/analysis/pipeline_model.py)', 'bound',
        'speedup vs fp32 TFLite', 'final return',
        'best return', 'CO2 to target kg', 'CO2-to-target ratio vs fp32_tf',
        'energy kWh (run)', 'CO2 kg (run)', 'CO2 ratio (run) vs fp32_tf',
@@ -316,7 +316,7 @@ def write_results(out_dir, tasks, seeds, precisions, fraction,
         'equal-length runs. The actor time split shows what bounds a run: a '
         'large adder share means actors wait on the replay rate limiter '
         '(learner-bound); large env or inference shares mean actor-bound. '
-        '"Predicted" is launch/pipeline_model.py\'s speedup from the '
+        '"Predicted" is launch/analysis/pipeline_model.py\'s speedup from the '
         'fp32_tf run\'s learner rate and freshness need and each run\'s '
         'unblocked actor rate; "bound" the stage that limited the run. '
         f'Regimes: {_regime_text(regimes)}.\n\n'

@@ -20,9 +20,9 @@ from typing import Any, Dict, List
 
 from absl import flags
 
-from launch import analysis
+from launch.analysis import runs as analysis
 from launch import cli
-from launch import run_dir as run_dir_lib
+from launch.runtime import run_dir as run_dir_lib
 from launch import settings as launch_settings
 
 # name -> launch.classify compression settings; pruning groups match GST's

@@ -27,14 +27,14 @@ from typing import Dict
 from absl import flags
 
 from launch import cli
-from launch import gst_plan
-from launch import gst_report
-from launch import run_dir as run_dir_lib
+from launch.analysis import gst_plan
+from launch.analysis import gst_report
+from launch.runtime import run_dir as run_dir_lib
 from launch import settings as launch_settings
-from launch import sweep
-from launch.gst_plan import AGENT_DEFAULTS
-from launch.gst_plan import METHODS
-from launch.gst_plan import SCHEDULES
+from launch.runtime import sweep
+from launch.analysis.gst_plan import AGENT_DEFAULTS
+from launch.analysis.gst_plan import METHODS
+from launch.analysis.gst_plan import SCHEDULES
 
 _AGENT = flags.DEFINE_enum('agent', 'td3', list(AGENT_DEFAULTS),
                            'Agent every arm trains.')

@@ -16,10 +16,10 @@ from absl import flags
 import agents
 from launch import cli
 from launch import compression_flags
-from launch import network
-from launch import resume
-from launch import run_dir as run_dir_lib
-from launch import runner
+from launch.runtime import network
+from launch.runtime import resume
+from launch.runtime import run_dir as run_dir_lib
+from launch.runtime import runner
 from launch import settings
 from launch.config import LaunchOptions
 from launch.config import RunConfig

@@ -15,7 +15,7 @@
 # `ip netns exec quarl-hK CMD` runs CMD on host K. Such processes share the
 # filesystem and PID namespace with everything else: the run directory is
 # shared storage for free. --hosts-file writes a hosts file for
-# launch/hosts.py (PATH ending .yaml or .yml; - for stdout): h1 runs replay,
+# launch/runtime/hosts.py (PATH ending .yaml or .yml; - for stdout): h1 runs replay,
 # counter, learner, quantizer and evaluator; actors go round-robin over
 # h2..hN (h1 when N is 1).
 #

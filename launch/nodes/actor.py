@@ -8,8 +8,8 @@ from acme.utils import counting
 from acme.utils import loggers
 from acme.wrappers import base as wrapper_base
 
-from launch import run_dir as run_dir_lib
-from launch import stop
+from launch.runtime import run_dir as run_dir_lib
+from launch.runtime import stop
 from launch.config import RunConfig
 from launch.nodes import common
 from launch.nodes import threads
@@ -24,7 +24,7 @@ class _StopRequested(Exception):
 
 
 class _StopAware(wrapper_base.EnvironmentWrapper):
-  """Checks the node's stop (launch/stop.py) before every env step."""
+  """Checks the node's stop (launch/runtime/stop.py) before every env step."""
 
   def step(self, action):
     if stop.requested():

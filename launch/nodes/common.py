@@ -8,8 +8,8 @@ from absl import logging
 
 import agents
 from launch import groups
-from launch import run_dir as run_dir_lib
-from launch import stop
+from launch.runtime import run_dir as run_dir_lib
+from launch.runtime import stop
 from launch.config import RunConfig
 from launch.nodes import threads
 from quarl import carbon
@@ -56,7 +56,7 @@ def run_path(config: RunConfig, name: str) -> str:
 def exit_after_stop(config: RunConfig,
                     before_exit: Optional[Callable[[], None]] = None,
                     service: bool = False) -> None:
-  """The node's stop watcher (launch/stop.py), recording its CPU seconds
+  """The node's stop watcher (launch/runtime/stop.py), recording its CPU seconds
   last thing before the process ends."""
 
   def save():

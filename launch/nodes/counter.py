@@ -4,7 +4,7 @@ import os
 
 from acme.utils import counting
 
-from launch import run_dir as run_dir_lib
+from launch.runtime import run_dir as run_dir_lib
 from launch.config import RunConfig
 from launch.nodes import common
 

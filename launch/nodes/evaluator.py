@@ -9,8 +9,8 @@ import acme
 import numpy as np
 from acme.utils import loggers
 
-from launch import run_dir as run_dir_lib
-from launch import stop
+from launch.runtime import run_dir as run_dir_lib
+from launch.runtime import stop
 from launch.config import RunConfig
 from launch.nodes import actor as actor_node
 from launch.nodes import common

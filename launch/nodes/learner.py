@@ -19,9 +19,9 @@ import tensorflow as tf
 from absl import logging
 from acme.utils import counting
 
-from launch import loggers as run_loggers
-from launch import run_dir as run_dir_lib
-from launch import stop
+from launch.runtime import loggers as run_loggers
+from launch.runtime import run_dir as run_dir_lib
+from launch.runtime import stop
 from launch.config import RunConfig
 from launch.nodes import common
 from launch.nodes import threads

@@ -14,8 +14,8 @@ import reverb
 from absl import logging
 
 from agents import interface
-from launch import run_dir as run_dir_lib
-from launch import stop
+from launch.runtime import run_dir as run_dir_lib
+from launch.runtime import stop
 from launch.config import RunConfig
 from launch.nodes import common
 from quarl import envs

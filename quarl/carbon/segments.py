@@ -47,7 +47,7 @@ def read_segments(run_dir: str) -> List[Segment]:
 def cumulative_points(run_dir: str) -> List[Point]:
   """Every row as (run seconds, kWh, kg) so far in the whole run: each
   segment shifted by the totals of those before it. Time between launches
-  is left out, as the run's own clock leaves it out (launch/runner.py)."""
+  is left out, as the run's own clock leaves it out (launch/runtime/runner.py)."""
   points, offset = [], (0.0, 0.0, 0.0)
   for segment in read_segments(run_dir):
     points += [tuple(o + v for o, v in zip(offset, point))

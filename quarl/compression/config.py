@@ -57,7 +57,7 @@ class CompressionConfig:
       3, 'GST: evaluations below the band before stepping back')
   reward_reference: Optional[float] = setting(
       None, 'GST: the return its pause band is measured from; unset: the '
-      'launcher measures the random policy\'s (launch/baselines.py)')
+      'launcher measures the random policy\'s (launch/runtime/baselines.py)')
   granularity: str = setting(
       'block', 'block (BxB groups) or element pruning masks')
   update_every: int = setting(

@@ -77,7 +77,7 @@ def test_launcher_sigkill_ends_its_nodes_then_resume_completes(tmp_path):
 
 SWEEP = '''
 import sys
-from launch import sweep
+from launch.runtime import sweep
 sweep.run_all([sys.argv[2:]], [sys.argv[1]])
 '''
 

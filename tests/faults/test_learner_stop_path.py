@@ -16,7 +16,7 @@ from launchpad.launch import worker_manager
 from launchpad.nodes.courier import courier_utils
 
 from launch import cli
-from launch import stop
+from launch.runtime import stop
 from launch.nodes import common
 from launch.nodes import counter as counter_node
 from launch.nodes import learner as learner_node

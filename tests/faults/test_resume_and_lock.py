@@ -15,10 +15,10 @@ import pytest
 
 from conftest import ROOT
 from launch import cli
-from launch import network
-from launch import resume
-from launch import run_dir as run_dir_lib
-from launch import runner
+from launch.runtime import network
+from launch.runtime import resume
+from launch.runtime import run_dir as run_dir_lib
+from launch.runtime import runner
 
 pytestmark = pytest.mark.integration
 

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from launch import network
+from launch.runtime import network
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))

@@ -16,7 +16,7 @@ import time
 import pytest
 
 from conftest import ROOT
-from launch import hosts
+from launch.runtime import hosts
 
 SCRIPT = os.path.join(ROOT, 'tools', 'netns_cluster.sh')
 PORT = 18765  # Any port: 10.213.0.1 exists only inside quarl-h1.

@@ -13,7 +13,7 @@ import time
 import pytest
 
 from conftest import ROOT
-from launch import network
+from launch.runtime import network
 
 
 def _descendants(pid):

@@ -1,6 +1,6 @@
 """Faults and stops: Ctrl-C, a dead actor, a dead learner, and a resume.
 
-Behaviour under test (launch/stop.py, launch/supervisor.py): Ctrl-C ends the
+Behaviour under test (launch/runtime/stop.py, launch/runtime/supervisor.py): Ctrl-C ends the
 run with exit 130 and resumable state; an actor that dies is restarted and
 the run completes; a learner that dies stops the run as failed; --resume
 continues counts, wall time and evaluations where the first run stopped.

@@ -7,9 +7,9 @@ import sys
 
 import pytest
 
-from launch import analysis
+from launch.analysis import runs as analysis
 from launch import reproduce_actorq
-from launch import run_dir as run_dir_lib
+from launch.runtime import run_dir as run_dir_lib
 
 
 def test_time_to_target_first_crossing():

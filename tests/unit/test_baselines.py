@@ -8,9 +8,9 @@ import dm_env
 import numpy as np
 import pytest
 
-from launch import baselines
-from launch import runner
-from launch import supervisor
+from launch.runtime import baselines
+from launch.runtime import runner
+from launch.runtime import supervisor
 from launch.config import RunConfig
 from quarl import carbon
 

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from launch import cli
-from launch import run_dir as run_dir_lib
+from launch.runtime import run_dir as run_dir_lib
 from quarl.compression.config import CompressionConfig
 from launch.config import PublishPeriod
 

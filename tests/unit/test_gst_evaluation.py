@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from launch import baselines
+from launch.runtime import baselines
 from launch import cli
 from quarl.compression.config import CompressionConfig
 from launch.config import RunConfig

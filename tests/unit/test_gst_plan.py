@@ -4,7 +4,7 @@ import json
 import subprocess
 
 import agents
-from launch import gst_plan
+from launch.analysis import gst_plan
 from quarl.compression.config import CompressionConfig
 from launch.config import LaunchOptions
 from launch.config import RunConfig

@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from launch import hosts
+from launch.runtime import hosts
 
 GOOD_YAML = """\
 # Which machine runs which node group.

@@ -1,4 +1,4 @@
-"""launch.network fails closed: a run is isolated, or refused, or on host
+"""launch.runtime.network fails closed: a run is isolated, or refused, or on host
 networking because --network=host said so; never because of the environment.
 """
 import os
@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from launch import network
+from launch.runtime import network
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
@@ -79,7 +79,7 @@ def test_a_fresh_namespace_checks_out_as_isolated():
   prefix = network.unshare_prefix()
   if prefix is None:
     pytest.skip('no private network namespace can be made here')
-  probe = ('from launch import network; print(network.current()); '
+  probe = ('from launch.runtime import network; print(network.current()); '
            'network.bring_up_loopback(); print(network.interfaces_up(), '
            'network.current())')
   result = subprocess.run(

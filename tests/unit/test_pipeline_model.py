@@ -1,7 +1,7 @@
 """The pipeline model: which stage bounds a run, what faster actors give."""
 import pytest
 
-from launch import pipeline_model
+from launch.analysis import pipeline_model
 
 
 def _summary(regime, split, rate=100.0, learner_steps=1000, cpu=100.0):

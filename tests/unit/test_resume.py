@@ -6,9 +6,9 @@ import os
 import pytest
 
 from launch import cli
-from launch import resume
-from launch import run_dir as run_dir_lib
-from launch import runner
+from launch.runtime import resume
+from launch.runtime import run_dir as run_dir_lib
+from launch.runtime import runner
 from quarl.compression.config import CompressionConfig
 from launch.config import PublishPeriod
 from launch.config import RunConfig

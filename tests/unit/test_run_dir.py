@@ -8,8 +8,8 @@ import socket
 import pytest
 
 from agents import d4pg
-from launch import run_dir as run_dir_lib
-from launch import summary as summary_lib
+from launch.runtime import run_dir as run_dir_lib
+from launch.runtime import summary as summary_lib
 from launch.config import RunConfig
 
 

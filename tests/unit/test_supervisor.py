@@ -1,4 +1,4 @@
-"""launch/supervisor.py on tiny real Launchpad programs (no RL): lp.stop()
+"""launch/runtime/supervisor.py on tiny real Launchpad programs (no RL): lp.stop()
 becomes a stop request, stops come in two waves, a dying restartable node is
 restarted up to --max_restarts and then fails the run."""
 import os
@@ -8,10 +8,10 @@ import time
 import cloudpickle
 import launchpad as lp
 
-from launch import hosts
-from launch import stop
-from launch import summary as summary_lib
-from launch import supervisor
+from launch.runtime import hosts
+from launch.runtime import stop
+from launch.runtime import summary as summary_lib
+from launch.runtime import supervisor
 
 # Child processes unpickle these functions by value (tests/ is not a
 # package they can import).

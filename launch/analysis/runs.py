@@ -10,7 +10,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from launch import run_dir as run_dir_lib
+from launch.runtime import run_dir as run_dir_lib
 from quarl import carbon
 
 Curve = List[Tuple[float, float]]  # (wall_time_s, episode_return)

@@ -27,7 +27,7 @@ ACTORS_FIELDS = ('wall_time_s', 'actor_id', 'exploration', 'steps',
                  'load_failures', 'env_s', 'inference_s', 'adder_s',
                  'refresh_s')
 # When each node process started its main loop and took its first step: where
-# a run's start-up time goes (launch/summary.py first_step_s).
+# a run's start-up time goes (launch/runtime/summary.py first_step_s).
 STARTUP_CSV = 'startup.csv'
 STARTUP_FIELDS = ('wall_time_s', 'node', 'event')
 QUANTIZER_FIELDS = ('wall_time_s', 'version', 'learner_steps', 'precision',

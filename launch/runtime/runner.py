@@ -16,14 +16,14 @@ from typing import Any, Dict, Optional, Tuple
 import launchpad as lp
 from absl import flags
 
-from launch import baselines
-from launch import hosts
-from launch import network
-from launch import progress
-from launch import run_dir as run_dir_lib
-from launch import stop
-from launch import summary as summary_lib
-from launch import supervisor
+from launch.runtime import baselines
+from launch.runtime import hosts
+from launch.runtime import network
+from launch.runtime import progress
+from launch.runtime import run_dir as run_dir_lib
+from launch.runtime import stop
+from launch.runtime import summary as summary_lib
+from launch.runtime import supervisor
 from launch.config import RunConfig
 from launch.nodes import common
 from launch.nodes import quantizer as quantizer_node
@@ -55,7 +55,7 @@ def _versions() -> Dict[str, str]:
 
 def write_config(config: RunConfig) -> None:
   """Rewritten by every launch: a resume's identity was checked equal to
-  the file's (launch/resume.py), so only what may change changes."""
+  the file's (launch/runtime/resume.py), so only what may change changes."""
   payload = {'run': dataclasses.asdict(config), 'versions': _versions(),
              'argv': sys.argv}
   run_dir_lib.write_json_atomic(
@@ -86,7 +86,7 @@ def _budget_reached(config: RunConfig) -> bool:
 
 
 def _launch_and_wait(config: RunConfig) -> supervisor.Outcome:
-  """Runs the program until it stops (launch/stop.py): on its own process
+  """Runs the program until it stops (launch/runtime/stop.py): on its own process
   supervisor, or as threads of this process under local_mt."""
   os.environ.update(_NODE_ENVIRONMENT)
   # Node temp files (TFLite conversion scratch SavedModels) stay in run_dir.

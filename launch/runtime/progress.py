@@ -3,8 +3,8 @@
 import os
 import threading
 
-from launch import run_dir as run_dir_lib
-from launch import summary
+from launch.runtime import run_dir as run_dir_lib
+from launch.runtime import summary
 from launch.config import RunConfig
 from launch.nodes import common
 

@@ -11,7 +11,7 @@ launcher's pid, which means nothing on another machine).
   that turns the file (or Launchpad's SIGTERM) into the node's stop event and
   ends the process `grace_s` later, even when it is blocked inside Reverb,
   after saving what it must (the learner's checkpoint, the counter's counts).
-* The launcher (launch/supervisor.py, or launch/runner.py under local_mt)
+* The launcher (launch/runtime/supervisor.py, or launch/runtime/runner.py under local_mt)
   stops nodes in two waves: everything but replay and counter first, so the
   learner can checkpoint the replay table and flush its counts while both
   still serve; then replay and counter.

@@ -11,9 +11,9 @@ import os
 import statistics
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from launch import analysis
-from launch import run_dir as run_dir_lib
-from launch import summary as summary_lib
+from launch.analysis import runs as analysis
+from launch.runtime import run_dir as run_dir_lib
+from launch.runtime import summary as summary_lib
 
 # Evaluations averaged for the late return: one evaluation (3 episodes) is
 # noisy, Breakout's swinging from 0.7 to 10 between neighbours.

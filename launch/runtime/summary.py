@@ -9,8 +9,8 @@ from typing import Any, Dict, Mapping, Optional, Tuple
 
 from agents import replay
 from launch import groups
-from launch import pipeline_model
-from launch import run_dir as run_dir_lib
+from launch.analysis import pipeline_model
+from launch.runtime import run_dir as run_dir_lib
 from launch.config import RunConfig
 
 # summary.json's last5_return: the mean of this many last evaluations (one

@@ -16,7 +16,7 @@ from typing import Dict, Optional
 import numpy as np
 from acme import specs
 
-from launch import run_dir as run_dir_lib
+from launch.runtime import run_dir as run_dir_lib
 from quarl import envs
 
 BASELINES_JSON = 'baselines.json'

@@ -1,13 +1,13 @@
 """What reproduce_gst runs: its arms, their schedules and launch.train
 flags, and how a finished run's small files are kept (they are what the
-tables are made from, launch/gst_report.py)."""
+tables are made from, launch/analysis/gst_report.py)."""
 import os
 import shutil
 import subprocess
 from typing import Dict, List, NamedTuple, Optional
 
 import agents
-from launch import run_dir as run_dir_lib
+from launch.runtime import run_dir as run_dir_lib
 from quarl import envs as quarl_envs
 
 # name -> launch.train compression settings. Pruning groups match the GST

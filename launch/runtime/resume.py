@@ -25,7 +25,7 @@ import json
 import os
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
-from launch import run_dir as run_dir_lib
+from launch.runtime import run_dir as run_dir_lib
 from launch.config import RunConfig
 
 IDENTITY = ('agent', 'env', 'actor_precision', 'num_actors', 'seed',

@@ -13,14 +13,15 @@ import sys
 import time
 from typing import Callable, List, Optional, Sequence
 
-from launch import resume as resume_lib
-from launch import run_dir as run_dir_lib
-from launch import supervisor
+from launch.runtime import resume as resume_lib
+from launch.runtime import run_dir as run_dir_lib
+from launch.runtime import supervisor
 
 # How long an interrupted child may take to save and write its summary.
 CHILD_STOP_TIMEOUT_S = 180.0
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
 
 
 def run_all(commands: Sequence[List[str]], run_dirs: Sequence[str],

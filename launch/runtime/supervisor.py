@@ -7,12 +7,12 @@ serialized program (`PyNode.to_executables`), prefixed by its host's command
 peers through Launchpad's address binding, here a fixed host:port per node.
 What Launchpad's local launcher does not do, this does: restart an actor,
 evaluator or quantizer that dies (up to `max_restarts` each), stop the run
-when a replay, counter or learner dies, and stop in two waves (launch/stop.py).
+when a replay, counter or learner dies, and stop in two waves (launch/runtime/stop.py).
 It also keeps the run bounded when parts of it go quiet: a node whose
 heartbeat stalls (`stalled`) is killed and restarted like a dead one, the
 wall-clock budget is enforced here too (`deadline`), and the launcher's own
 death ends its nodes: a parent-death signal for local ones, the lease
-(launch/stop.py) for remote ones.
+(launch/runtime/stop.py) for remote ones.
 """
 import ctypes
 import dataclasses
@@ -31,8 +31,8 @@ from launchpad import address as lp_address
 from launchpad import context
 
 from launch import groups
-from launch import hosts as hosts_lib
-from launch import stop
+from launch.runtime import hosts as hosts_lib
+from launch.runtime import stop
 from launch.nodes import threads
 
 # Serve the others to the end: stopped in the second wave.
@@ -99,9 +99,9 @@ class _Node:
 
 @dataclasses.dataclass
 class Outcome:
-  """How the program ended; launch/summary.py's run_status makes it a run
+  """How the program ended; launch/runtime/summary.py's run_status makes it a run
   status."""
-  reason: str  # The stop's reason (launch/stop.py).
+  reason: str  # The stop's reason (launch/runtime/stop.py).
   restarts: Dict[str, int]
   hosts: Dict[str, str]  # node -> host name
 
