@@ -186,6 +186,44 @@ def make_run_config(*, agent_overrides: Dict[str, Any] = None,
     UsageError: naming the first bad value.
   """
   config = RunConfig(**fields)
+  _check_run(config)
+  try:
+    envs.validate_environment_name(config.env)
+    period = (config.publish_period
+              if isinstance(config.publish_period, PublishPeriod)
+              else PublishPeriod.parse(config.publish_period))
+  except ValueError as error:
+    raise UsageError(str(error)) from error
+  _check_compression(compression)
+  _choice('preset', preset, PRESETS)
+  overrides = dict(agent_overrides or {})
+  _check_overrides(config.agent, overrides)
+  agent_config = make_agent_config(config.agent, config.env, overrides,
+                                   preset)
+  if (config.launch_type == 'local_mt' and
+      hasattr(agent_config, 'samples_per_insert')):
+    # A thread blocked in a rate-limited Reverb call cannot be stopped, so
+    # threaded runs use a min-size limiter only (replay ratio uncontrolled).
+    agent_config = dataclasses.replace(agent_config, samples_per_insert=None)
+  _check_agent_config(agent_config)
+  _check_env_fits_agent(config)
+  if compression.kind == 'gst' and compression.reward_reference is None:
+    # GST's pause band is measured from the random policy's return (the
+    # episodes summary.json's baseline_returns repeats at the end).
+    compression = dataclasses.replace(
+        compression, reward_reference=baselines.baseline_returns(
+            config.env, seed=config.seed)['random'])
+  return dataclasses.replace(
+      config, publish_period=period,
+      # A quoted ~ reaches us unexpanded; it means the home directory.
+      run_dir=os.path.expanduser(config.run_dir),
+      agent_config=agent_config, compression=compression,
+      country_iso_code=_country(config.country_iso_code),
+      start_time=time.time())
+
+
+def _check_run(config: RunConfig) -> None:
+  """RunConfig's own fields, each alone or with the field it goes with."""
   _choice('agent', config.agent, AGENT_NAMES)
   _choice('actor_precision', config.actor_precision, ACTOR_PRECISIONS)
   _choice('launch_type', config.launch_type, LAUNCH_TYPES)
@@ -210,35 +248,29 @@ def make_run_config(*, agent_overrides: Dict[str, Any] = None,
   if (config.launch_type == 'hosts') != bool(config.hosts_file):
     raise UsageError('--hosts_file=FILE goes with --launch_type=hosts, and '
                      'only with it')
-  if not config.run_dir:
-    raise UsageError('--run_dir is required')
-  _choice('compression.kind', compression.kind, COMPRESSION_KINDS)
-  try:
-    envs.validate_environment_name(config.env)
-    period = (config.publish_period
-              if isinstance(config.publish_period, PublishPeriod)
-              else PublishPeriod.parse(config.publish_period))
-    # Same checks the learner will apply, before anything starts.
-    compression_lib.make_controller(compression.kind, [],
-                                    **compression.controller_knobs())
-  except ValueError as error:
-    raise UsageError(str(error)) from error
-  _choice('preset', preset, PRESETS)
-  overrides = dict(agent_overrides or {})
-  _check_overrides(config.agent, overrides)
-  agent_config = make_agent_config(config.agent, config.env, overrides,
-                                   preset)
-  if (config.launch_type == 'local_mt' and
-      hasattr(agent_config, 'samples_per_insert')):
-    # A thread blocked in a rate-limited Reverb call cannot be stopped, so
-    # threaded runs use a min-size limiter only (replay ratio uncontrolled).
-    agent_config = dataclasses.replace(agent_config, samples_per_insert=None)
-  _check_agent_config(agent_config)
   if config.hosts_file:
     try:
       hosts.load(config.hosts_file, groups.in_program(config.quantized))
     except hosts.HostsFileError as error:
       raise UsageError(str(error)) from error
+  if not config.run_dir:
+    raise UsageError('--run_dir is required')
+
+
+def _check_compression(compression: CompressionConfig) -> None:
+  """The checks the learner's controller will apply, before anything
+  starts."""
+  _choice('compression.kind', compression.kind, COMPRESSION_KINDS)
+  try:
+    compression_lib.make_controller(compression.kind, [],
+                                    **compression.controller_knobs())
+  except ValueError as error:
+    raise UsageError(str(error)) from error
+
+
+def _check_env_fits_agent(config: RunConfig) -> None:
+  """The env builds, with the action and observation kinds the agent
+  takes."""
   agent_class, _ = agents.lookup(config.agent)
   try:
     environment = envs.make_environment(config.env, config.seed)
@@ -255,16 +287,3 @@ def make_run_config(*, agent_overrides: Dict[str, Any] = None,
         f'--env={config.env} has {observations} observations but '
         f'--agent={config.agent} needs {agent_class.observation_kind} '
         'observations')
-  if compression.kind == 'gst' and compression.reward_reference is None:
-    # GST's pause band is measured from the random policy's return (the
-    # episodes summary.json's baseline_returns repeats at the end).
-    compression = dataclasses.replace(
-        compression, reward_reference=baselines.baseline_returns(
-            config.env, seed=config.seed)['random'])
-  return dataclasses.replace(
-      config, publish_period=period,
-      # A quoted ~ reaches us unexpanded; it means the home directory.
-      run_dir=os.path.expanduser(config.run_dir),
-      agent_config=agent_config, compression=compression,
-      country_iso_code=_country(config.country_iso_code),
-      start_time=time.time())
