@@ -283,7 +283,8 @@ _ENTRY_POINTS = [
     ('benchmarks.learner_step', 'seconds'),
     ('benchmarks.publish_cost', 'publishes'),
     ('benchmarks.squash_fidelity', 'seeds'),
-    ('benchmarks.int8_fidelity', 'width')]
+    ('benchmarks.int8_fidelity', 'width'),
+    ('benchmarks.actorq_extrapolation', 'num_actors')]
 
 
 def _module(module, *args, env=None):
