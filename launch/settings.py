@@ -60,8 +60,6 @@ class Group:
   """The flags of one dataclass."""
   cls: type
   prefix: str
-  # Agent groups: the dataclass default is not the run's (env, preset).
-  unset_defaults: bool
   holders: Dict[str, Any]
   kinds: Dict[str, Any]
 
@@ -118,10 +116,9 @@ def define(cls, prefix: str = '', unset_defaults: bool = False,
     if not help_text:
       raise ValueError(f'{cls.__name__}.{field.name} has no help')
     default = None if unset_defaults else _default(field)
-    if unset_defaults and default is None:
-      shown = _text(_default(field))
-      help_text += f' (default: {shown or "unset"}'
-      help_text += ', or as the preset and env set it)'
+    if unset_defaults:
+      shown = _text(_default(field)) or 'unset'
+      help_text += f' (default: {shown}, or as the preset and env set it)'
     if kind in (LAYERS, PublishPeriod):
       definer, default = flags.DEFINE_string, (
           None if default is None else _text(default))
@@ -130,7 +127,7 @@ def define(cls, prefix: str = '', unset_defaults: bool = False,
     holders[field.name] = definer(prefix + field.name, default, help_text,
                                   flag_values=flag_values)
     kinds[field.name] = kind
-  return Group(cls, prefix, unset_defaults, holders, kinds)
+  return Group(cls, prefix, holders, kinds)
 
 
 def to_argv(settings: Mapping[str, Any]) -> List[str]:

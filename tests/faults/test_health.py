@@ -14,6 +14,8 @@ from conftest import rows
 
 pytestmark = pytest.mark.integration
 
+# Budgets are env steps (below); --max_seconds is only a backstop against a
+# hang, generous for a slow machine.
 FLAGS = ('--agent=d4pg', '--env=gym:Pendulum-v1', '--actor_precision=int8',
          '--num_actors=1', '--max_seconds=900')
 # The first segment's budget is one no machine finishes before two

@@ -14,6 +14,8 @@ from conftest import ROOT
 from conftest import train_and_check_contract
 
 ENV = dict(os.environ, MUJOCO_GL='disable', TF_CPP_MIN_LOG_LEVEL='2')
+# Budgets are env steps (below); --max_seconds is only a backstop against a
+# hang, generous for a slow machine.
 FLAGS = ['--agent=d4pg', '--env=gym:Pendulum-v1', '--actor_precision=int8',
          '--num_actors=1', '--max_seconds=900']
 # A budget no machine spends before the periodic save the kill waits for;

@@ -76,7 +76,7 @@ def test_ctrl_c_then_resume_continues_and_survives_a_dead_actor(tmp_path):
   # Budgeted in env steps (seconds only a backstop): a first budget no
   # machine spends before the interrupt, then RESUMED_STEPS more, so the
   # resumed segment outlives its own start-up and the actor's restart.
-  backstop = '--max_seconds=900'
+  backstop = '--max_seconds=900'  # Against a hang only, never the budget.
   code, output = _run_then(
       run_dir, ['--max_actor_steps=1000000', backstop],
       lambda: _learning(run_dir),

@@ -9,7 +9,9 @@ from launch.nodes import threads
 # On one CPU there is no second core to give the other nodes: pinning cannot
 # be tested there (CI and the 2-core machines always have two).
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2,
-                    reason='pinning needs a second CPU for the other nodes')
+                    reason='the plan pins the learner to one core and the '
+                    'other nodes to the rest: with one CPU there is no rest '
+                    'to pin them to, so nothing here can be checked')
 @pytest.mark.parametrize('num_actors', [1, 4])
 def test_pinning_on_two_cores_gives_the_learner_one_of_its_own(num_actors):
     cpus = sorted(os.sched_getaffinity(0))[:2]
