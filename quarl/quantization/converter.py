@@ -14,13 +14,15 @@ import tensorflow as tf
 
 from quarl.litert import InvalidModelError
 from quarl.litert import ModelProbe
+from quarl.quantization import float_ends
 
 # `fp32` here is TFLite fp32; the stock-TF baseline (`fp32_tf`) never converts.
 PRECISIONS = ('fp32', 'fp16', 'dynamic_int8', 'int8')
 # Converted for fidelity studies (benchmarks/int8_fidelity.py), not offered
-# to actors: int16 activations with int8 weights. LiteRT aborts on LayerNorm
-# torsos in this mode, and XNNPACK has no kernels for it.
-STUDY_PRECISIONS = ('int16x8',)
+# to actors: every op int8 (what actors ran before float_ends.py), and int16
+# activations with int8 weights (LiteRT aborts on LayerNorm torsos in this
+# mode, and XNNPACK has no kernels for it).
+STUDY_PRECISIONS = ('int8_all', 'int16x8')
 
 
 class NonFiniteWeightsError(ValueError):
@@ -80,18 +82,24 @@ def _make_converter(concrete_fn, module, precision: str,
   if precision == 'fp32':
     converter.optimizations = sparsity
     return converter
-  converter.optimizations = [tf.lite.Optimize.DEFAULT] + sparsity
+  # float_ends sparsifies int8 models itself, after quantizing.
+  converter.optimizations = [tf.lite.Optimize.DEFAULT] + (
+      [] if precision == 'int8' else sparsity)
   if precision == 'fp16':
     converter.target_spec.supported_types = [tf.float16]
-  elif precision in ('int8', 'int16x8'):
-    # Full integer: every op int8 (float in/out stays for the env interface),
-    # or int16 activations beside int8 weights.
+  elif precision != 'dynamic_int8':
+    # Integer: int8 ops with float at the ends (float_ends.py), every op
+    # int8, or int16 activations beside int8 weights throughout. Float in
+    # and out stays for the env interface.
     converter.representative_dataset = lambda: (
         [row[None, :]] for row in representative_obs)
     ops = tf.lite.OpsSet
-    converter.target_spec.supported_ops = [
-        ops.TFLITE_BUILTINS_INT8 if precision == 'int8' else
-        ops.EXPERIMENTAL_TFLITE_BUILTINS_ACTIVATIONS_INT16_WEIGHTS_INT8]
+    converter.target_spec.supported_ops = {
+        'int8': [ops.TFLITE_BUILTINS_INT8, ops.TFLITE_BUILTINS],
+        'int8_all': [ops.TFLITE_BUILTINS_INT8],
+        'int16x8': [
+            ops.EXPERIMENTAL_TFLITE_BUILTINS_ACTIVATIONS_INT16_WEIGHTS_INT8],
+    }[precision]
   return converter
 
 
@@ -135,8 +143,11 @@ def convert_to_bytes(policy: Callable[[tf.Tensor], tf.Tensor], variables,
   module.serve = tf.function(
       policy,
       input_signature=[tf.TensorSpec([1, observation_size], tf.float32)])
-  return _make_converter(module.serve.get_concrete_function(), module,
-                         precision, representative_obs, sparse).convert()
+  converter = _make_converter(module.serve.get_concrete_function(), module,
+                              precision, representative_obs, sparse)
+  if precision == 'int8':
+    return float_ends.convert(converter, sparse)
+  return converter.convert()
 
 
 def prove_and_measure(policy: Callable[[tf.Tensor], tf.Tensor],

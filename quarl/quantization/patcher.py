@@ -263,9 +263,14 @@ class _Template:
     variables = {index for index, _ in self._slots}
     for index in variables:
       uses = consumers.get(index, [])
-      if len(uses) != 1 or self._params[index] is None:
-        raise _NotPatchable('a variable not used once, as a quantized input')
+      if len(uses) != 1:
+        raise _NotPatchable('a variable not used once')
       op, position = uses[0]
+      # float_ends.py leaves ops in float: their variables are float too.
+      if (self._params[index] is None) != (
+          self._params[op.outputs[0]] is None):
+        raise _NotPatchable(f'a variable of operator {op.code} not of its '
+                            'type (int8 or float)')
       if op.code in _WEIGHTED:
         if position not in (1, 2) or not {op.inputs[1],
                                           op.inputs[2]} <= variables:
@@ -278,7 +283,8 @@ class _Template:
     """Every view a publish writes."""
     views = [self._data[index] for index, _ in self._slots]
     if self._int8:
-      quantized = [index for index, _ in self._slots] + [
+      quantized = [index for index, _ in self._slots
+                   if self._params[index] is not None] + [
           index for op in self._ops if op.code not in _FIXED_RANGE
           for index in op.outputs if self._params[index] is not None]
       views += [view for index in quantized
@@ -292,13 +298,14 @@ class _Template:
     scales calibrated on `calibration_obs`."""
     floats = {index: value if axes is None else np.transpose(value, axes)
               for (index, axes), value in zip(self._slots, values)}
+    quantized = {index for index in floats if self._params[index] is not None}
+    for index in floats.keys() - quantized:
+      self._data[index][...] = floats[index]
     if not self._int8:
-      for index, value in floats.items():
-        self._data[index][...] = value
       return bytes(self._buffer)
     scales = self._write_activation_params(floats, calibration_obs)
     for op in self._ops:
-      if op.code in _WEIGHTED and op.inputs[1] in floats:
+      if op.code in _WEIGHTED and op.inputs[1] in quantized:
         weights, bias = op.inputs[1], op.inputs[2]
         quantize = (int8_rules.quantize_conv if op.code == _OPS.CONV_2D
                     else int8_rules.quantize_fully_connected)
@@ -308,7 +315,7 @@ class _Template:
         self._params[weights].write(layer.weight_scale, 0)
         self._params[bias].write(layer.bias_scale, 0)
       constants = op.inputs if op.code in _ELEMENTWISE else ()
-      for index in (i for i in constants if i in floats):
+      for index in (i for i in constants if i in quantized):
         quantized, scale, zero_point = int8_rules.quantize_constant(
             floats[index])
         self._data[index][...] = quantized
@@ -329,7 +336,13 @@ class _Template:
       return floats[index] if index in floats else self._float(index)
 
     scales = {}
+    # Tensors whose range TFLite fixes: _FIXED_RANGE outputs, and a float
+    # one's quantized copy (float_ends.py's LayerNorm block ends in tanh).
+    fixed = set()
     for op in self._ops:
+      if op.code in _FIXED_RANGE or (op.code == _OPS.QUANTIZE and
+                                     op.inputs[0] in fixed):
+        fixed.add(op.outputs[0])
       inputs = [value(index) for index in op.inputs if index >= 0]
       if op.code == _OPS.FULLY_CONNECTED:
         output = inputs[0] @ inputs[1].T
@@ -357,7 +370,7 @@ class _Template:
       if op.code in _SAME_SCALE:
         source = self._params[op.inputs[0]]
         params.write(source.scale, source.zero_point)
-      elif op.code not in _FIXED_RANGE:
+      elif index not in fixed:
         params.write(*int8_rules.activation_params(output.min(),
                                                    output.max()))
       scales[index] = params.scale[0]

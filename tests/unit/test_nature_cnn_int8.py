@@ -60,9 +60,12 @@ def test_int8_cnn_keeps_the_fp32_greedy_action(breakout_q_network):
                                       frames.shape[1], 'int8', calibration,
                                       held)
   weights = quantization.weight_dtypes(model.model_bytes)
-  assert weights.get('int8', 0) >= sum(
-      int(np.prod(v.shape)) for v in network.trainable_variables
-      if len(v.shape) > 1)
+  kernels = [int(np.prod(v.shape)) for v in network.trainable_variables
+             if len(v.shape) > 1]
+  # Every convolution and hidden layer int8; the Q-value head in float
+  # (quantization/float_ends.py).
+  assert sum(kernels[:-1]) <= weights.get('int8', 0) < sum(kernels)
+  assert weights.get('float32', 0) >= kernels[-1]
   # The actor's path: uint8 frames straight from the environment.
   pixels = held.reshape(-1, 84, 84, 4).astype(np.uint8)
   runner = LiteRTPolicy(model.model_bytes, num_threads=1)

@@ -139,16 +139,32 @@ def _params(tensor):
   return quantization.scale, quantization.zeroPoint
 
 
-_INT_TYPES = {schema.TensorType.INT8: np.int8,
-              schema.TensorType.INT32: np.int32}
+_TYPES = {schema.TensorType.INT8: np.int8,
+          schema.TensorType.INT32: np.int32,
+          schema.TensorType.FLOAT32: np.float32}
+
+
+def _output_step(operators):
+  """One step of the last int8 tensor, carried through the float layers
+  after it (quantization/float_ends.py keeps the output layer in float)."""
+  dequantize = max(i for i, (code, _) in enumerate(operators)
+                   if code == schema.BuiltinOperator.DEQUANTIZE)
+  step = float(_params(operators[dequantize][1][0][0])[0][0])
+  for code, operands in operators[dequantize + 1:]:
+    if code == schema.BuiltinOperator.FULLY_CONNECTED:
+      tensor, data = operands[1]
+      weights = data.view(np.float32).reshape(tensor.shape)
+      step *= float(np.max(np.sum(np.abs(weights), axis=1)))
+  return step
 
 
 def assert_same_int8_model(patched, fresh, held, probe):
-  """Operator by operator: every scale within 1e-5 relative, zero points
-  and int8 weights equal, int32 biases equal up to that scale tolerance
-  (a bias TFLite dropped for being all zero must be all zero); and outputs
-  within one int8 output step (plus what the scale tolerance allows over
-  the 255 steps of the range)."""
+  """Operator by operator: every scale within 1e-5 relative, zero points,
+  int8 and float weights equal, int32 biases equal up to that scale
+  tolerance (a bias TFLite dropped for being all zero must be all zero); and
+  outputs within one step of the last int8 tensor as the float layers after
+  it carry it (plus what the scale tolerance allows over the 255 steps of
+  the range)."""
   ours, theirs = _operators(patched), _operators(fresh)
   assert [code for code, _ in ours] == [code for code, _ in theirs]
   for (_, our_operands), (_, their_operands) in zip(ours, theirs):
@@ -164,14 +180,13 @@ def assert_same_int8_model(patched, fresh, held, probe):
       np.testing.assert_array_equal(zero_points, expected_zero_points)
       if expected_data is None:
         continue
-      dtype = _INT_TYPES[expected_tensor.type]
+      dtype = _TYPES[expected_tensor.type]
       data, expected_data = data.view(dtype), expected_data.view(dtype)
-      if dtype == np.int8:
-        np.testing.assert_array_equal(data, expected_data)
-      else:
+      if dtype == np.int32:
         np.testing.assert_allclose(data, expected_data, rtol=1e-5, atol=1)
-  dequantized, _ = theirs[-1][1][0]
-  step = float(_params(dequantized)[0][0])
+      else:
+        np.testing.assert_array_equal(data, expected_data)
+  step = _output_step(theirs)
   outputs, expected_outputs = probe.run(patched, held), probe.run(fresh, held)
   assert np.max(np.abs(outputs - expected_outputs)) <= step * (1 + 255e-5)
 
