@@ -4,8 +4,9 @@ Standalone: each agent's real learner (Reverb-fed, GST/prune constraint
 inside the step) runs its compiled update on one fixed sample, so only the
 update is timed (steps/s and process CPU ms per step). Then the whole
 program: learner steps per wall second of a D4PG Pendulum int8 run (start-up
-included) with --learner_compile=graph and xla. Prints a markdown table with
-ratios; the last line is `learner xla/graph min ratio: R`, the smallest
+included) with --learner_compile=graph and xla, and the learner process's
+CPU per step there against the standalone update's. Prints a markdown table
+with ratios; the last line is `learner xla/graph min ratio: R`, the smallest
 standalone ratio over agents (at the small preset's batch).
 
   python -m benchmarks.learner_step [--seconds=2 --program_seconds=120]
@@ -121,7 +122,9 @@ def program(seconds: float):
     with open(os.path.join(run_dir, 'summary.json')) as handle:
       summary = json.load(handle)
     rates[mode] = (summary['learner_steps'] / summary['wall_s'],
-                   summary['learner_steps'], summary['best_return'])
+                   summary['learner_steps'], summary['best_return'],
+                   (summary.get('pipeline') or {}).get(
+                       'learner_cpu_ms_per_step', float('nan')))
   return rates
 
 
@@ -150,13 +153,22 @@ def main(argv):
     rates = program(_PROGRAM_SECONDS.value)
     print(f'\nWhole program, D4PG gym:Pendulum-v1 int8, 2 actors, '
           f'{_PROGRAM_SECONDS.value:.0f} s (start-up included):\n')
-    print('| learner | learner steps | learner steps / wall s | best return |')
-    print('|---|---|---|---|')
+    print('| learner | learner steps | learner steps / wall s | best return '
+          '| learner process CPU ms/step |')
+    print('|---|---|---|---|---|')
     for mode in MODES:
-      rate, steps, best = rates[mode]
-      print(f'| {mode} | {steps} | {rate:.1f} | {best:.1f} |')
+      rate, steps, best, cpu_ms = rates[mode]
+      print(f'| {mode} | {steps} | {rate:.1f} | {best:.1f} | {cpu_ms:.2f} |')
     print(f'program xla/graph ratio: '
           f'{rates["xla"][0] / rates["graph"][0]:.2f}x')
+    alone = next((r for r in rows if r['agent'] == 'd4pg' and
+                  r['preset_batch'] and r['compression'] == 'none'), None)
+    if alone:
+      # The process's CPU over its whole life (imports, build and XLA
+      # compile included) per step, against the bare update's.
+      print(f'd4pg learner CPU per step, in the program / standalone (xla): '
+            f'{rates["xla"][3]:.2f} / {alone["xla_cpu_ms"]:.2f} ms = '
+            f'{rates["xla"][3] / alone["xla_cpu_ms"]:.2f}x')
   ratio = min(r['xla_steps_s'] / r['graph_steps_s'] for r in rows
               if r['preset_batch'])
   print(f'learner xla/graph min ratio: {ratio:.2f}')
