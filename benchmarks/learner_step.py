@@ -154,7 +154,7 @@ def main(argv):
     print(f'\nWhole program, D4PG gym:Pendulum-v1 int8, 2 actors, '
           f'{_PROGRAM_SECONDS.value:.0f} s (start-up included):\n')
     print('| learner | learner steps | learner steps / wall s | best return '
-          '| learner process CPU ms/step |')
+          '| learner process CPU ms/step (once stepping) |')
     print('|---|---|---|---|---|')
     for mode in MODES:
       rate, steps, best, cpu_ms = rates[mode]
@@ -164,8 +164,8 @@ def main(argv):
     alone = next((r for r in rows if r['agent'] == 'd4pg' and
                   r['preset_batch'] and r['compression'] == 'none'), None)
     if alone:
-      # The process's CPU over its whole life (imports, build and XLA
-      # compile included) per step, against the bare update's.
+      # The learner process's CPU once stepping (start-up apart, as the
+      # standalone update's warm-up is), against the bare update's.
       print(f'd4pg learner CPU per step, in the program / standalone (xla): '
             f'{rates["xla"][3]:.2f} / {alone["xla_cpu_ms"]:.2f} ms = '
             f'{rates["xla"][3] / alone["xla_cpu_ms"]:.2f}x')

@@ -72,10 +72,16 @@ def actor_rate(summary: Mapping[str, Any],
 
 
 def learner_rate(summary: Mapping[str, Any]) -> Optional[float]:
-  """The learner's steps per CPU-second of its process."""
+  """The learner's steps per CPU-second of its process once stepping: the
+  CPU before its first step (imports, build, compile) is start-up, which
+  the model counts apart and benchmarks/learner_step.py's standalone update
+  excludes too."""
   cpu = (summary.get('node_cpu_seconds') or {}).get('learner')
   steps = summary.get('learner_steps')
-  return steps / cpu if cpu and steps else None
+  if not (cpu and steps):
+    return None
+  stepping = cpu - (summary.get('learner_startup_cpu_s') or 0.0)
+  return steps / stepping if stepping > 0 else None
 
 
 def describe(summary: Mapping[str, Any],

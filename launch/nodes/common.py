@@ -100,11 +100,13 @@ def record_cpu_time(config: RunConfig, node_name: str):
 
 def mark(config: RunConfig, node_name: str, event: str) -> None:
   """A startup.csv row: this node reached `event` now ('build_start',
-  'run_start': its imports done; 'first_step')."""
+  'run_start': its imports done; 'first_step'), and its process's CPU so
+  far (what start-up cost it)."""
   run_dir_lib.CsvAppender(
       run_path(config, run_dir_lib.STARTUP_CSV),
       run_dir_lib.STARTUP_FIELDS).append(dict(
-          wall_time_s=wall_time_s(config), node=node_name, event=event))
+          wall_time_s=wall_time_s(config), node=node_name, event=event,
+          cpu_s=carbon.process_cpu_seconds()))
 
 
 def guarded(node_name: str, config: RunConfig, run_fn: Callable[[], None],

@@ -29,7 +29,8 @@ ACTORS_FIELDS = ('wall_time_s', 'actor_id', 'exploration', 'steps',
 # When each node process started its main loop and took its first step: where
 # a run's start-up time goes (launch/runtime/summary.py first_step_s).
 STARTUP_CSV = 'startup.csv'
-STARTUP_FIELDS = ('wall_time_s', 'node', 'event')
+# cpu_s: the node process's CPU seconds at the event.
+STARTUP_FIELDS = ('wall_time_s', 'node', 'event', 'cpu_s')
 QUANTIZER_FIELDS = ('wall_time_s', 'version', 'learner_steps', 'precision',
                     'status', 'convert_s', 'model_bytes', 'max_abs_err',
                     'mean_rel_err', 'p95_rel_err', 'argmax_mismatch',

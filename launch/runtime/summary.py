@@ -74,6 +74,14 @@ def first_step_s(startup_rows, group: str) -> Optional[float]:
   return round(min(times), 1) if times else None
 
 
+def startup_cpu_s(startup_rows, group: str) -> float:
+  """CPU seconds `group`'s processes spent before their first step (imports,
+  build, first compile), summed over the run's segments."""
+  return round(sum(float(r.get('cpu_s') or 0.0) for r in startup_rows
+                   if r['event'] == 'first_step'
+                   and groups.group_of(r['node']) == group), 2)
+
+
 def replay_figures(agent_config, summary) -> Dict[str, Any]:
   """The replay regime that ran and the replay ratio it realised: samples
   the learner drew per env step (one insert each), whichever limiter ran."""
@@ -156,6 +164,7 @@ def build_summary(config: RunConfig, wall_s: float, status: str,
       fp32_return_gap=fp32_return_gap(evaluations),
       time_to_first_actor_step_s=first_step_s(startup, 'actor'),
       time_to_first_learner_step_s=first_step_s(startup, 'learner'),
+      learner_startup_cpu_s=startup_cpu_s(startup, 'learner'),
       actor_steps_per_s=sum(_floats(actor_rows, 'steps_per_s')),
       actor_time_split=actor_time_split(actor_rows),
       mean_inference_us=(sum(_floats(actor_rows, 'mean_inference_us')) /

@@ -62,6 +62,18 @@ def test_describe_names_the_bound():
     assert pipeline_model.describe(dict(actor_steps_per_s=1.0), 256) is None
 
 
+def test_the_learner_rate_leaves_its_start_up_cpu_apart():
+    # 100 CPU-s in all, 20 of them before the first step: 1000 steps on 80.
+    summary = dict(_summary('max_times_sampled', dict(
+        env=0.5, inference=0.5, adder=0.0, refresh=0.0)),
+                   learner_startup_cpu_s=20.0)
+    assert pipeline_model.learner_rate(summary) == pytest.approx(12.5)
+    assert pipeline_model.learner_rate(dict(
+        summary, learner_startup_cpu_s=None)) == pytest.approx(10.0)
+    assert pipeline_model.learner_rate(dict(
+        summary, learner_startup_cpu_s=100.0)) is None
+
+
 def test_predicted_speedup_from_two_runs():
     baseline = dict(learner_steps_per_cpu_s=10.0,
                     actor_steps_per_s_unblocked=80.0,
