@@ -5,7 +5,7 @@ of the action range at the 95th percentile, and rounding the observation
 alone to its int8 grid (all else float) gave 0.19-0.24 of it
 (benchmarks/int8_fidelity.py --run_dir). Full int8 quantizes the whole
 input vector with one scale, which the widest dimension sets (angular
-velocity, +-7), so cos/sin of the angle move in steps of 0.055 and the
+velocity, +-7), so cos/sin of the angle move in steps of ~14/255 and the
 upright states a trained policy lives in are blurred. The action head's
 output came next (0.05): saturated states stretch its pre-tanh range to
 tens while most states sit in tanh's linear +-1.
@@ -47,10 +47,10 @@ def float_end_nodes(float_model: bytes) -> List[str]:
   # Pixels (flattened or not) meet a convolution first; vectors a dense one.
   vector_input = bool(weighted) and (
       codes[weighted[0]] == _OPS.FULLY_CONNECTED)
-  first_int8 = 1 if vector_input else 0
-  if len(weighted) < first_int8 + 2:
+  int8_layers = weighted[1:-1] if vector_input else weighted[:-1]
+  if not int8_layers:
     return []
-  return names[:weighted[1] if vector_input else 0] + names[weighted[-1]:]
+  return names[:int8_layers[0] if vector_input else 0] + names[weighted[-1]:]
 
 
 def convert(converter: tf.lite.TFLiteConverter, sparse: bool) -> bytes:

@@ -298,14 +298,15 @@ class _Template:
     scales calibrated on `calibration_obs`."""
     floats = {index: value if axes is None else np.transpose(value, axes)
               for (index, axes), value in zip(self._slots, values)}
-    quantized = {index for index in floats if self._params[index] is not None}
-    for index in floats.keys() - quantized:
+    int8_variables = {index for index in floats
+                      if self._params[index] is not None}
+    for index in floats.keys() - int8_variables:
       self._data[index][...] = floats[index]
     if not self._int8:
       return bytes(self._buffer)
     scales = self._write_activation_params(floats, calibration_obs)
     for op in self._ops:
-      if op.code in _WEIGHTED and op.inputs[1] in quantized:
+      if op.code in _WEIGHTED and op.inputs[1] in int8_variables:
         weights, bias = op.inputs[1], op.inputs[2]
         quantize = (int8_rules.quantize_conv if op.code == _OPS.CONV_2D
                     else int8_rules.quantize_fully_connected)
@@ -315,7 +316,7 @@ class _Template:
         self._params[weights].write(layer.weight_scale, 0)
         self._params[bias].write(layer.bias_scale, 0)
       constants = op.inputs if op.code in _ELEMENTWISE else ()
-      for index in (i for i in constants if i in quantized):
+      for index in (i for i in constants if i in int8_variables):
         quantized, scale, zero_point = int8_rules.quantize_constant(
             floats[index])
         self._data[index][...] = quantized

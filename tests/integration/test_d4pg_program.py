@@ -52,6 +52,9 @@ def test_int8_d4pg_learns_pendulum(tmp_path):
     assert summary['tracking_mode']
     assert {'learner', 'quantizer', 'actor_0', 'actor_1', 'evaluator'} <= set(
         summary['node_cpu_seconds'])
+    # Its start-up CPU (imports, build, compile), as its node recorded it.
+    assert 0 < summary['learner_startup_cpu_s'] < (
+        summary['node_cpu_seconds']['learner'])
     with open(run_dir / 'emissions.csv') as handle:
         assert 'energy_consumed' in handle.readline()
 

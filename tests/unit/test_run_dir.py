@@ -67,14 +67,17 @@ def test_summary_from_csvs(tmp_path):
                            mean_inference_us=10.0))
     startup = run_dir_lib.CsvAppender(
         str(tmp_path / run_dir_lib.STARTUP_CSV), run_dir_lib.STARTUP_FIELDS)
-    for t, node, event in ((9.0, 'learner', 'run_start'),
-                           (14.0, 'actor_1', 'first_step'),
-                           (12.5, 'actor_0', 'first_step'),
-                           (20.25, 'learner', 'first_step')):
-        startup.append(dict(wall_time_s=t, node=node, event=event))
+    for t, node, event, cpu in ((9.0, 'learner', 'run_start', 2.0),
+                                (14.0, 'actor_1', 'first_step', 2.5),
+                                (12.5, 'actor_0', 'first_step', 2.4),
+                                (20.25, 'learner', 'first_step', 8.5)):
+        startup.append(dict(wall_time_s=t, node=node, event=event,
+                            cpu_s=cpu))
     summary = summary_lib.build_summary(config, 31.0, 'completed')
     assert summary['time_to_first_actor_step_s'] == 12.5  # The earliest.
     assert summary['time_to_first_learner_step_s'] == 20.2
+    # The learner's CPU up to its first step, not its run_start row's.
+    assert summary['learner_startup_cpu_s'] == 8.5
     assert summary['final_return'] == -450.0
     assert summary['best_return'] == -300.0
     assert summary['last5_return'] == -650.0  # All three: fewer than five.
