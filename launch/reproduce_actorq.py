@@ -91,6 +91,9 @@ _REGIMES = flags.DEFINE_list(
     'task, seed and precision runs in each.')
 FIELDS = ('regime', 'task', 'seed', 'precision', 'target_return', 'time_to_target_s',
           'speedup_vs_fp32_tf', 'predicted_speedup_vs_fp32_tf', 'bound',
+          'time_to_target_from_first_learner_step_s',
+          'speedup_from_first_learner_step_vs_fp32_tf',
+          'learner_steps_per_s',
           'speedup_vs_fp32', 'final_return',
           'best_return', 'co2_to_target_kg', 'co2_to_target_ratio_vs_fp32_tf',
           'energy_kwh', 'co2_kg', 'co2_ratio_vs_fp32_tf',
@@ -146,6 +149,20 @@ def _split_text(split) -> str:
                   for key in ('env', 'inference', 'adder', 'refresh'))
 
 
+def _since_first_learner_step(summary, seconds):
+  """Seconds after the run's first learner step (None if either is
+  missing): time to target without the start-up both arms share."""
+  first = summary.get('time_to_first_learner_step_s')
+  return None if seconds is None or first is None else seconds - first
+
+
+def _learner_steps_per_s(summary):
+  """Learner steps per second of stepping (from its first step on)."""
+  stepping = _since_first_learner_step(summary, summary.get('wall_s'))
+  return (summary['learner_steps'] / stepping
+          if stepping and summary.get('learner_steps') else None)
+
+
 def compare_task(out_dir, regime, task, seed, precisions, fraction):
   """Rows (one per precision) comparing a task's runs at one seed in one
   regime, plus the target."""
@@ -162,6 +179,8 @@ def compare_task(out_dir, regime, task, seed, precisions, fraction):
   baseline_final = (done[BASELINE][0]['final_return'] if BASELINE in done
                     else None)
   times = {p: analysis.time_to_target(c, target) for p, (_, c) in done.items()}
+  stepping_times = {p: _since_first_learner_step(s, times[p])
+                    for p, (s, _) in done.items()}
   co2 = {p: s.get('co2_kg') for p, (s, _) in done.items()}
   co2_to_target = {p: analysis.emissions_at(run_dir(p), times[p])[1]
                    for p in done}
@@ -178,6 +197,10 @@ def compare_task(out_dir, regime, task, seed, precisions, fraction):
             done[BASELINE][0].get('pipeline') if BASELINE in done else None,
             summary.get('pipeline')),
         bound=(summary.get('pipeline') or {}).get('bound'),
+        time_to_target_from_first_learner_step_s=stepping_times[precision],
+        speedup_from_first_learner_step_vs_fp32_tf=analysis.ratio(
+            stepping_times.get(BASELINE), stepping_times[precision]),
+        learner_steps_per_s=_learner_steps_per_s(summary),
         final_return=summary['final_return'],
         best_return=summary['best_return'],
         # Of the learnable range (best - random): the "no reward loss" check.
@@ -224,6 +247,8 @@ def seed_table(rows, regimes, tasks, precisions) -> str:
       lines.append((
           regime, task, precision, len(mine),
           _spread([r['speedup_vs_fp32_tf'] for r in mine]),
+          _spread([r['speedup_from_first_learner_step_vs_fp32_tf']
+                   for r in mine]),
           _spread([r['predicted_speedup_vs_fp32_tf'] for r in mine], 'n/a'),
           ', '.join(sorted({r['bound'] for r in mine if r['bound']}))
           or '-',
@@ -233,7 +258,8 @@ def seed_table(rows, regimes, tasks, precisions) -> str:
           _spread([r['fp32_return_gap'] for r in mine])))
   return analysis.markdown_table(
       ('regime', 'task', 'precision', 'seeds',
-       'time-to-target speedup vs fp32_tf', 'predicted speedup', 'bound',
+       'time-to-target speedup vs fp32_tf',
+       'the same from the first learner step', 'predicted speedup', 'bound',
        'CO2-to-target ratio vs fp32_tf',
        'final return minus fp32_tf, % of (best - random)',
        'greedy return minus fp32 policy (--eval_fp32)'), lines)
@@ -282,6 +308,8 @@ def write_results(out_dir, tasks, seeds, precisions, fraction,
   table = analysis.markdown_table(
       ('regime', 'task', 'seed', 'precision', 'target', 'time to target (s)',
        'speedup vs fp32_tf', 'predicted (launch/analysis/pipeline_model.py)', 'bound',
+       'time to target from the first learner step (s)',
+       'the same, speedup vs fp32_tf', 'learner steps/s',
        'speedup vs fp32 TFLite', 'final return',
        'best return', 'CO2 to target kg', 'CO2-to-target ratio vs fp32_tf',
        'energy kWh (run)', 'CO2 kg (run)', 'CO2 ratio (run) vs fp32_tf',
@@ -292,6 +320,10 @@ def write_results(out_dir, tasks, seeds, precisions, fraction,
         analysis.fmt(r['time_to_target_s'], 4, 'not reached'),
         analysis.fmt(r['speedup_vs_fp32_tf']),
         analysis.fmt(r['predicted_speedup_vs_fp32_tf']), r['bound'] or '-',
+        analysis.fmt(r['time_to_target_from_first_learner_step_s'], 4,
+                     'not reached'),
+        analysis.fmt(r['speedup_from_first_learner_step_vs_fp32_tf']),
+        analysis.fmt(r['learner_steps_per_s'], 4),
         analysis.fmt(r['speedup_vs_fp32']),
         analysis.fmt(r['final_return'], 4), analysis.fmt(r['best_return'], 4),
         analysis.fmt(r['co2_to_target_kg'], 3, 'not reached'),
@@ -309,8 +341,10 @@ def write_results(out_dir, tasks, seeds, precisions, fraction,
         'best is the best evaluation return any precision reached on that '
         'task and seed and random is the random-policy return. Time to '
         'target is the first evaluation at or above it; "not reached" if '
-        'none. Speedups and CO2 ratios are baseline / precision (higher is '
-        'better). CO2 to target is the emissions codecarbon had counted by '
+        'none. It is also given from the run\'s first learner step '
+        '(time_to_first_learner_step_s in summary.json), which leaves out '
+        'the start-up both arms share. Speedups and CO2 ratios are '
+        'baseline / precision (higher is better). CO2 to target is the emissions codecarbon had counted by '
         'the time to target (interpolated between its cumulative rows); '
         '"(run)" columns cover the whole fixed budget, so they compare '
         'equal-length runs. The actor time split shows what bounds a run: a '

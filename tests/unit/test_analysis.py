@@ -47,6 +47,8 @@ def _fake_run(root, task, precision, curve, co2, seed='0', fp32_gap=None,
     summary = dict(final_return=curve[-1][1], best_return=max(r for _, r in curve),
                    energy_kwh=co2 * 3, co2_kg=co2, actor_steps_per_s=100.0,
                    model_bytes=1000, status='completed',
+                   time_to_first_learner_step_s=5.0, wall_s=100.0,
+                   learner_steps=950,
                    baseline_returns={'random': -1200.0, 'zero_action': -900.0})
     if actor_rate:
         summary['pipeline'] = dict(learner_steps_per_cpu_s=10.0,
@@ -78,6 +80,12 @@ def test_compare_and_write_results(tmp_path):
     assert by_precision['fp32_tf']['time_to_target_s'] == 80.0
     assert by_precision['int8']['time_to_target_s'] == 20.0
     assert by_precision['int8']['speedup_vs_fp32_tf'] == pytest.approx(4.0)
+    # From the first learner step (5 s into both runs): 75 s against 15 s.
+    assert by_precision['int8'][
+        'time_to_target_from_first_learner_step_s'] == 15.0
+    assert by_precision['int8'][
+        'speedup_from_first_learner_step_vs_fp32_tf'] == pytest.approx(5.0)
+    assert by_precision['int8']['learner_steps_per_s'] == pytest.approx(10.0)
     # Actors 8x faster, the learner's cap (160 env steps/s) at 4x theirs.
     assert by_precision['int8']['predicted_speedup_vs_fp32_tf'] == (
         pytest.approx(4.0))
@@ -91,9 +99,10 @@ def test_compare_and_write_results(tmp_path):
         pytest.approx(-10.0 / 1050.0))
     results_md = (tmp_path / 'results.md').read_text()
     assert 'not reached' in results_md and 'Target rule' in results_md
-    # Over seeds: int8 is 4x and 2x faster, mean 3 (2 to 4).
+    # Over seeds: int8 is 4x and 2x faster, mean 3 (2 to 4); from the first
+    # learner step 75/15 = 5x and 75/35 = 2.14x.
     assert ('| acme | d4pg:gym:Pendulum-v1 | int8 | 2 | 3.00 (2.00 to 4.00) '
-            '| 4.00 [1 n/a] | actor |') in results_md
+            '| 3.57 (2.14 to 5.00) | 4.00 [1 n/a] | actor |') in results_md
     with open(tmp_path / 'results.csv') as handle:
         assert len(list(csv.DictReader(handle))) == 5
     for plot in ('speedup.png', 'co2.png',
