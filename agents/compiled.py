@@ -67,6 +67,29 @@ class CompiledLearnerMixin(abc.ABC):
     `_apply_constraint()` after them (and before any target network
     averages the online weights)."""
 
+  def compile_ahead(self) -> bool:
+    """Traces and compiles the update on a batch of zeros shaped like a
+    sample, then puts back every variable the update touched.
+
+    Called while the replay fills, it takes the compile (seconds of CPU) off
+    the path to the first learner step, which then starts at once. Returns
+    False, doing nothing, when the sample's shapes are not known ahead.
+    """
+    spec = getattr(self._samples, 'element_spec', None)
+    if spec is None or not all(s.shape.is_fully_defined()
+                               for s in tf.nest.flatten(spec)):
+      return False
+    stand_in = tf.nest.map_structure(lambda s: tf.zeros(s.shape, s.dtype),
+                                     spec)
+    # Tracing creates the optimizers' slots; the update may touch only the
+    # variables it captures, so those are what is saved and put back.
+    touched = self._update.get_concrete_function(stand_in).variables
+    saved = [np.array(variable.numpy(), copy=True) for variable in touched]
+    self._update(stand_in)
+    for variable, value in zip(touched, saved):
+      variable.assign(value)
+    return True
+
   def _apply_constraint(self) -> None:
     if self.constrain is not None:
       self.constrain()

@@ -100,8 +100,9 @@ def record_cpu_time(config: RunConfig, node_name: str):
 
 def mark(config: RunConfig, node_name: str, event: str) -> None:
   """A startup.csv row: this node reached `event` now ('build_start',
-  'run_start': its imports done; 'first_step'), and its process's CPU so
-  far (what start-up cost it)."""
+  'run_start': its imports done; the learner's 'compiled': its update
+  compiled ahead; 'first_step'), and its process's CPU so far (what start-up
+  cost it)."""
   run_dir_lib.CsvAppender(
       run_path(config, run_dir_lib.STARTUP_CSV),
       run_dir_lib.STARTUP_FIELDS).append(dict(

@@ -160,8 +160,10 @@ class LearnerNode:
     self._controller.constrain()  # Circulant (GST) from step 0.
     self._sync(step)
     self._log_compression()
-    # Traced into the compiled step at its first call.
+    # Traced into the compiled step, here while the replay fills.
     self._learner.constrain = self._controller.constrain
+    if self._learner.compile_ahead():
+      common.mark(self._config, 'learner', 'compiled')
     sync_every = self._controller.update_every
     period_s = save_period_s(self._config)
     next_save = None

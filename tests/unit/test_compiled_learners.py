@@ -20,13 +20,22 @@ CASES = {
 }
 
 
-def _run(agent, client, sample, mode):
-  """Losses of STEPS compiled updates on one batch, and the final weights."""
+def _run(agent, client, sample, mode, ahead=False):
+  """Losses of STEPS compiled updates on one batch, and the final weights;
+  `ahead`: the update compiled ahead (compile_ahead) first."""
   tf.random.set_seed(0)
   bundle = agent.make_learner(client, None, None, compile_mode=mode)
   controller = compression.make_controller(
       'gst', bundle.compressible_layers, block_size=4, end_step=10_000)
   bundle.learner.constrain = controller.constrain
+  if ahead:
+    before = [v.numpy() for network in bundle.networks
+              for v in network.variables]
+    assert bundle.learner.compile_ahead()
+    for value, variable in zip(before, [v for network in bundle.networks
+                                        for v in network.variables]):
+      np.testing.assert_array_equal(variable.numpy(), value)
+    traced = bundle.learner._update.experimental_get_tracing_count()  # pylint: disable=protected-access
   if sample is None:
     sample = next(bundle.learner._samples)  # pylint: disable=protected-access
   losses = []
@@ -36,11 +45,13 @@ def _run(agent, client, sample, mode):
                    if k.endswith('loss')])
   weights = [v.numpy() for network in bundle.networks
              for v in network.variables]
+  if ahead:  # No new trace: a replay sample matches the stand-in's signature.
+    assert bundle.learner._update.experimental_get_tracing_count() == traced  # pylint: disable=protected-access
   return sample, np.array(losses), weights, bundle
 
 
-@pytest.mark.parametrize('name', sorted(CASES))
-def test_graph_and_xla_agree_for_20_steps_with_gst(name):
+def _agent_and_replay(name):
+  """The case's agent and a Reverb server holding 300 random transitions."""
   env_name, layers = CASES[name]
   environment = envs.make_environment(env_name, 0)
   spec = specs.make_environment_spec(environment)
@@ -52,6 +63,12 @@ def test_graph_and_xla_agree_for_20_steps_with_gst(name):
   server, client = serve_replay(
       agent, environment, 300,
       lambda: envs.random_action(spec.actions, rng))
+  return agent, server, client
+
+
+@pytest.mark.parametrize('name', sorted(CASES))
+def test_graph_and_xla_agree_for_20_steps_with_gst(name):
+  agent, server, client = _agent_and_replay(name)
   try:
     sample, graph_losses, graph_weights, bundle = _run(
         agent, client, None, 'graph')
@@ -72,3 +89,22 @@ def test_graph_and_xla_agree_for_20_steps_with_gst(name):
     kernel = layer.w.numpy()
     layer.apply_constraint()
     np.testing.assert_allclose(layer.w.numpy(), kernel, atol=1e-6)
+
+
+
+@pytest.mark.parametrize('name', sorted(CASES))
+def test_compile_ahead_leaves_the_learner_as_it_was(name):
+  """Compiled on a stand-in batch before the replay serves one (weights
+  unmoved), a learner then takes exactly the steps of one compiled at its
+  first step: every variable the stand-in update touched, the optimizers'
+  slots and step counts included, was put back."""
+  agent, server, client = _agent_and_replay(name)
+  try:
+    sample, losses, weights, _ = _run(agent, client, None, 'xla')
+    _, ahead_losses, ahead_weights, _ = _run(agent, client, sample, 'xla',
+                                             ahead=True)
+  finally:
+    server.stop()
+  np.testing.assert_array_equal(ahead_losses, losses)
+  for got, want in zip(ahead_weights, weights):
+    np.testing.assert_array_equal(got, want)
