@@ -15,7 +15,10 @@ Regimes (REGIMES) are replay settings every run of the map gets: `acme`,
 the agent's own replay ratio (D4PG: 32 samples per insert at batch 64, 2
 fresh transitions a learner step); `authors`, ActorQ's code (MinSize, each
 transition sampled at most 16 times, batch 256: actors never throttled);
-`between`, a replay ratio of 64 at batch 256 (4 fresh a step).
+`between`, a replay ratio of 64 at batch 256 (4 fresh a step);
+`authors_throttled`, the authors' reuse (16 samples per transition at batch
+256) as a replay ratio, so actors wait for the learner instead of flooding
+the replay server that feeds it: on a small machine they share its cores.
 
 Target rule (stated in results.md): a task's target return, per seed, is
 random + 0.9 * (best - random), where best is the best evaluation return any
@@ -85,6 +88,7 @@ REGIMES = {
     'acme': {},
     'between': dict(samples_per_insert=64.0, batch_size=256),
     'authors': dict(max_times_sampled=16, batch_size=256),
+    'authors_throttled': dict(samples_per_insert=16.0, batch_size=256),
 }
 _REGIMES = flags.DEFINE_list(
     'regimes', ['acme'], f'Replay regimes, of {", ".join(REGIMES)}: each '
