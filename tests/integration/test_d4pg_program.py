@@ -55,6 +55,11 @@ def test_int8_d4pg_learns_pendulum(tmp_path):
     # Its start-up CPU (imports, build, compile), as its node recorded it.
     assert 0 < summary['learner_startup_cpu_s'] < (
         summary['node_cpu_seconds']['learner'])
+    # The learner compiled its update ahead, before its first step.
+    learner_events = [row['event'] for row in _rows(run_dir / 'startup.csv')
+                      if row['node'] == 'learner']
+    assert learner_events.index('compiled') < learner_events.index(
+        'first_step'), learner_events
     with open(run_dir / 'emissions.csv') as handle:
         assert 'energy_consumed' in handle.readline()
 
