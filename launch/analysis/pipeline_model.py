@@ -84,6 +84,20 @@ def learner_rate(summary: Mapping[str, Any]) -> Optional[float]:
   return steps / stepping if stepping > 0 else None
 
 
+def learner_busy_share(summary: Mapping[str, Any]) -> Optional[float]:
+  """The share of the wall time since its first step the learner spent on
+  CPU. Well below 1, the learner waited, for samples or for a core: then
+  it, not its steps per CPU-second, sets the run's pace, and the model above
+  (which takes L from those) overestimates what faster actors give."""
+  cpu = (summary.get('node_cpu_seconds') or {}).get('learner')
+  first, wall = (summary.get('time_to_first_learner_step_s'),
+                 summary.get('wall_s'))
+  if not (cpu and first is not None and wall and wall > first):
+    return None
+  return (cpu - (summary.get('learner_startup_cpu_s') or 0.0)) / (
+      wall - first)
+
+
 def describe(summary: Mapping[str, Any],
              batch_size: int) -> Optional[Dict[str, Any]]:
   """summary.json's `pipeline`: the rates, the bound and the most any
@@ -96,10 +110,12 @@ def describe(summary: Mapping[str, Any],
   if not (rho and actors and learner and free):
     return None
   fresh = batch_size / rho
+  busy = learner_busy_share(summary)
   return dict(
       actor_steps_per_s_unblocked=round(actors, 1),
       learner_steps_per_cpu_s=round(learner, 2),
       learner_cpu_ms_per_step=round(1000.0 / learner, 2),
+      learner_busy_share=None if busy is None else round(busy, 3),
       fresh_transitions_per_learner_step=round(fresh, 3),
       bound='actor' if actors / fresh < learner else 'learner',
       speedup_with_free_inference=round(

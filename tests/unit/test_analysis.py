@@ -86,6 +86,7 @@ def test_compare_and_write_results(tmp_path):
     assert by_precision['int8'][
         'speedup_from_first_learner_step_vs_fp32_tf'] == pytest.approx(5.0)
     assert by_precision['int8']['learner_steps_per_s'] == pytest.approx(10.0)
+    assert by_precision['int8']['learner_busy_share'] is None  # No CPU kept.
     # Actors 8x faster, the learner's cap (160 env steps/s) at 4x theirs.
     assert by_precision['int8']['predicted_speedup_vs_fp32_tf'] == (
         pytest.approx(4.0))

@@ -82,3 +82,15 @@ def test_predicted_speedup_from_two_runs():
     assert pipeline_model.predicted_speedup(baseline, faster) == (
         pytest.approx(2.0))
     assert pipeline_model.predicted_speedup(None, faster) is None
+
+
+def test_the_learner_busy_share_is_its_stepping_cpu_over_wall_time():
+    # 100 CPU-s, 20 before its first step at 30 s of a 190 s run: 80 / 160.
+    summary = dict(_summary('max_times_sampled', dict(
+        env=0.5, inference=0.5, adder=0.0, refresh=0.0)),
+                   learner_startup_cpu_s=20.0,
+                   time_to_first_learner_step_s=30.0, wall_s=190.0)
+    assert pipeline_model.learner_busy_share(summary) == pytest.approx(0.5)
+    assert pipeline_model.describe(summary, 256)['learner_busy_share'] == 0.5
+    assert pipeline_model.learner_busy_share(dict(
+        summary, time_to_first_learner_step_s=None)) is None
