@@ -281,7 +281,7 @@ def seed_table(rows, regimes, tasks, precisions) -> str:
           _spread([r['co2_to_target_ratio_vs_fp32_tf'] for r in mine]),
           _spread([100 * r['final_return_diff_vs_fp32_tf'] for r in mine
                    if r['final_return_diff_vs_fp32_tf'] is not None]),
-          _spread([r['fp32_return_gap'] for r in mine])))
+          _spread([r['fp32_return_gap'] for r in mine], 'n/a')))
   return analysis.markdown_table(
       ('regime', 'task', 'precision', 'seeds',
        'time-to-target speedup vs fp32_tf',
@@ -368,7 +368,8 @@ def write_results(out_dir, tasks, seeds, precisions, fraction,
   with open(os.path.join(out_dir, 'results.md'), 'w') as handle:
     handle.write(
         '# ActorQ reproduction\n\n'
-        f'Command: `{" ".join(sys.argv)}`\n\n'
+        'Command: `python -m launch.reproduce_actorq '
+        f'{" ".join(sys.argv[1:])}`\n\n'
         f'Target rule: target = random + {fraction} x (best - random), where '
         'best is the best evaluation return any precision reached on that '
         'task and seed and random is the random-policy return. Time to '
