@@ -162,18 +162,19 @@ def _since_first_learner_step(summary, seconds):
 
 def _learner_steps_per_s(summary):
   """Learner steps per second of stepping (from its first step on)."""
-  stepping = _since_first_learner_step(summary, summary.get('wall_s'))
+  stepping = pipeline_model.stepping_seconds(summary)
   return (summary['learner_steps'] / stepping
           if stepping and summary.get('learner_steps') else None)
 
 
-def _speedup_at_least(baseline, baseline_time, time):
+def _speedup_at_least(baseline_summary, baseline_time, time):
   """Where this run reached the target and the baseline run never did:
   the baseline's whole run over this time to target, a lower bound on the
   speedup (None otherwise)."""
-  if baseline is None or baseline_time is not None or time is None:
+  if baseline_summary is None or baseline_time is not None or time is None:
     return None
-  return baseline[0]['wall_s'] / time if baseline[0].get('wall_s') else None
+  wall = baseline_summary.get('wall_s')
+  return wall / time if wall else None
 
 
 def compare_task(out_dir, regime, task, seed, precisions, fraction):
@@ -206,7 +207,8 @@ def compare_task(out_dir, regime, task, seed, precisions, fraction):
         speedup_vs_fp32_tf=analysis.ratio(times.get(BASELINE),
                                           times[precision]),
         speedup_at_least_vs_fp32_tf=_speedup_at_least(
-            done.get(BASELINE), times.get(BASELINE), times[precision]),
+            done[BASELINE][0] if BASELINE in done else None,
+            times.get(BASELINE), times[precision]),
         speedup_vs_fp32=analysis.ratio(times.get('fp32'), times[precision]),
         predicted_speedup_vs_fp32_tf=pipeline_model.predicted_speedup(
             done[BASELINE][0].get('pipeline') if BASELINE in done else None,

@@ -84,18 +84,25 @@ def learner_rate(summary: Mapping[str, Any]) -> Optional[float]:
   return steps / stepping if stepping > 0 else None
 
 
+def stepping_seconds(summary: Mapping[str, Any]) -> Optional[float]:
+  """Wall seconds from the learner's first step to the run's end."""
+  first, wall = (summary.get('time_to_first_learner_step_s'),
+                 summary.get('wall_s'))
+  if first is None or not wall or wall <= first:
+    return None
+  return wall - first
+
+
 def learner_busy_share(summary: Mapping[str, Any]) -> Optional[float]:
   """The share of the wall time since its first step the learner spent on
   CPU. Well below 1, the learner waited, for samples or for a core: then
   it, not its steps per CPU-second, sets the run's pace, and the model above
   (which takes L from those) overestimates what faster actors give."""
   cpu = (summary.get('node_cpu_seconds') or {}).get('learner')
-  first, wall = (summary.get('time_to_first_learner_step_s'),
-                 summary.get('wall_s'))
-  if not (cpu and first is not None and wall and wall > first):
+  stepping = stepping_seconds(summary)
+  if not (cpu and stepping):
     return None
-  return (cpu - (summary.get('learner_startup_cpu_s') or 0.0)) / (
-      wall - first)
+  return (cpu - (summary.get('learner_startup_cpu_s') or 0.0)) / stepping
 
 
 def describe(summary: Mapping[str, Any],
