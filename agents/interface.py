@@ -20,6 +20,7 @@ from acme import adders
 from acme import specs
 from acme.tf import variable_utils
 
+from agents import packed_transitions
 from agents import replay
 from agents import tf_actor
 
@@ -75,16 +76,16 @@ class Agent(abc.ABC):
   def make_adder(self, replay_client: reverb.Client) -> adders.Adder:
     """N-step transitions (config.n_step, config.discount) into the
     learner's table and the calibration table."""
-    return replay.transition_adder(replay_client, self.config.n_step,
-                                   self.config.discount)
+    return replay.transition_adder(replay_client, self.environment_spec,
+                                   self.config.n_step, self.config.discount)
 
   def replay_dataset(self, replay_client: reverb.Client,
                      parallel_calls: int = replay.DATASET_PARALLEL_CALLS
                      ) -> tf.data.Dataset:
     """Batches of N-step transitions for the learner, sampled by
     `parallel_calls` workers."""
-    return replay.transition_dataset(replay_client, self.config.batch_size,
-                                     parallel_calls)
+    return replay.transition_dataset(replay_client, self.environment_spec,
+                                     self.config.batch_size, parallel_calls)
 
   @abc.abstractmethod
   def make_learner(self, replay_client: reverb.Client, counter, logger,
@@ -134,11 +135,14 @@ class Agent(abc.ABC):
     samples = replay_client.sample(replay.CALIBRATION_TABLE,
                                    num_samples=num_items,
                                    emit_timesteps=False)
-    # Field 0 of a flattened transition or sequence item is its observation
-    # (one, or one per step).
-    return np.concatenate([
-        np.asarray(s.data[0], np.float32).reshape(-1, self.observation_size)
-        for s in samples])
+    return np.concatenate([self.item_observations(s.data[0])
+                           for s in samples])
+
+  def item_observations(self, item: np.ndarray) -> np.ndarray:
+    """A calibration item's observations as rows of flat float32: a packed
+    transition's first observation."""
+    return packed_transitions.Layout(self.environment_spec).observations(
+        item).reshape(-1, self.observation_size)
 
   def model_postprocess(self, output: np.ndarray) -> np.ndarray:
     """The float step from the exported model's output to what the greedy

@@ -11,11 +11,10 @@ from typing import Any, Dict, List, Optional
 import reverb
 import tensorflow as tf
 from acme import adders
-from acme import datasets
 from acme import specs
 from acme.adders import reverb as reverb_adders
 
-from agents import reverb_compat
+from agents import packed_transitions
 from quarl.settings import setting
 
 # The learner's table (Acme's default name, which its DQN learner writes
@@ -85,10 +84,10 @@ def rate_limiter(min_replay_size: int, samples_per_insert: Optional[float]
 
 def transition_tables(environment_spec: specs.EnvironmentSpec, config,
                       sampler) -> List[reverb.Table]:
-  """N-step transition replay drawn by `sampler` (FIFO eviction at
-  config.max_replay_size, config's rate limit and max_times_sampled), and
-  its calibration mirror."""
-  signature = reverb_adders.NStepTransitionAdder.signature(environment_spec)
+  """Packed N-step transition replay (agents/packed_transitions.py) drawn
+  by `sampler` (FIFO eviction at config.max_replay_size, config's rate limit
+  and max_times_sampled), and its calibration mirror."""
+  signature = packed_transitions.Layout(environment_spec).signature()
   replay = reverb.Table(
       name=REPLAY_TABLE,
       sampler=sampler,
@@ -101,24 +100,23 @@ def transition_tables(environment_spec: specs.EnvironmentSpec, config,
   return [replay, calibration_table(signature)]
 
 
-def transition_adder(replay_client: reverb.Client, n_step: int,
+def transition_adder(replay_client: reverb.Client,
+                     environment_spec: specs.EnvironmentSpec, n_step: int,
                      discount: float) -> adders.Adder:
-  """N-step transitions into the learner's table (new items at priority 1)
-  and the calibration table."""
-  return reverb_adders.NStepTransitionAdder(
-      client=reverb_compat.AdderClient(replay_client),
-      n_step=n_step,
-      discount=discount,
-      priority_fns={REPLAY_TABLE: None, CALIBRATION_TABLE: None})
+  """Packed N-step transitions into the learner's table and the calibration
+  table."""
+  return packed_transitions.NStepAdder(
+      replay_client, packed_transitions.Layout(environment_spec), n_step,
+      discount, tables=(REPLAY_TABLE, CALIBRATION_TABLE))
 
 
-def transition_dataset(replay_client: reverb.Client, batch_size: int,
+def transition_dataset(replay_client: reverb.Client,
+                       environment_spec: specs.EnvironmentSpec,
+                       batch_size: int,
                        parallel_calls: int = DATASET_PARALLEL_CALLS
                        ) -> tf.data.Dataset:
   """Batches of N-step transitions (reverb.ReplaySample) for the learner."""
-  return datasets.make_reverb_dataset(
-      table=REPLAY_TABLE,
-      server_address=replay_client.server_address,
-      batch_size=batch_size,
-      prefetch_size=4,
-      num_parallel_calls=parallel_calls)
+  return packed_transitions.dataset(
+      replay_client.server_address, REPLAY_TABLE,
+      packed_transitions.Layout(environment_spec), batch_size,
+      parallel_calls)

@@ -94,7 +94,7 @@ def env_and_insert_us(task: str, steps: int) -> tuple:
   server = reverb.Server(
       replay.transition_tables(spec, config, reverb.selectors.Uniform()))
   adder = replay.transition_adder(
-      reverb.Client(f'localhost:{server.port}'), config.n_step,
+      reverb.Client(f'localhost:{server.port}'), spec, config.n_step,
       config.discount)
   rng = np.random.default_rng(0)
   action_spec = spec.actions
