@@ -95,8 +95,9 @@ class RunConfig:
       'xla', 'xla or graph: the learner step as one XLA-compiled update '
       '(jit_compile) or a plain TF graph')
   pin_cpus: bool = setting(
-      False, 'Pin the learner to cores of its own and the other nodes to '
-      'the rest (2 or more cores; on 2, one core each)')
+      False, 'Pin the learner (with the replay server) to cores of its own '
+      'and the other nodes to the rest (2 or more cores; on 2, one core '
+      'each)')
   network: str = setting(
       'auto', 'auto, isolated or host: a private network namespace (only '
       'loopback), or host networking; auto and isolated refuse to start '

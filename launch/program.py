@@ -20,11 +20,14 @@ from launch.nodes import counter as counter_node
 from launch.nodes import evaluator as evaluator_node
 from launch.nodes import learner as learner_node
 from launch.nodes import quantizer as quantizer_node
+from launch.nodes import threads
 
 
 def _replay_tables(config: RunConfig):
-  """Runs in the replay node's process (its one hook), so it also starts
-  the node's stop watcher: replay serves until the second stop wave."""
+  """Runs in the replay node's process (its one hook), so it also places
+  the process on its cores (the learner's, under --pin_cpus) and starts its
+  stop watcher: replay serves until the second stop wave."""
+  threads.apply(config, 'replay')
   common.exit_after_stop(config, service=True)
   return common.make_agent(config).replay_tables()
 

@@ -7,6 +7,7 @@ from acme.utils import counting
 from launch.runtime import run_dir as run_dir_lib
 from launch.config import RunConfig
 from launch.nodes import common
+from launch.nodes import threads
 
 COUNTS_JSON = os.path.join('checkpoints', 'counts.json')
 
@@ -17,6 +18,7 @@ class CounterNode(counting.Counter):
 
   def __init__(self, config: RunConfig):
     super().__init__()
+    threads.apply(config, 'counter')
     self._path = common.run_path(config, COUNTS_JSON)
     if config.resume and os.path.exists(self._path):
       with open(self._path) as handle:

@@ -5,7 +5,10 @@ TF, Reverb's dataset and LiteRT each size their pools to the whole machine
 by default, so 7 node processes on 2 cores oversubscribe them many times
 over. The learner (the bottleneck) gets the cores its host's actors and
 services do not need; every other node runs single-threaded. With
---pin_cpus (2 or more cores) the learner also gets those cores to itself.
+--pin_cpus (2 or more cores) the learner also gets those cores to itself,
+shared only with the replay server it samples from (ActorQ's learner
+process hosted its Reverb server): the server then answers while the learner
+waits, instead of queueing behind free-running actors.
 Under --launch_type=hosts each node plans for its own host (the launcher
 tells it, in HOST_NODES_ENV, which groups share that host); under local_mt
 the one process keeps TF's pools at the machine's cores.
@@ -21,6 +24,8 @@ from launch.config import RunConfig
 # Set by the launcher for each node of a hosts-mode run: the groups of every
 # node placed on that node's host, comma-separated (e.g. "actor,actor").
 HOST_NODES_ENV = 'QUARL_HOST_NODES'
+# Nodes on the learner's cores under --pin_cpus.
+LEARNER_SIDE = ('learner', 'replay')
 
 
 @dataclasses.dataclass(frozen=True)
@@ -84,12 +89,23 @@ def apply(config: RunConfig, node_name: str) -> None:
     return
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   thread_plan = plan_for(config)
-  is_learner = node_name == 'learner'
-  _set_tf_pools(tf, thread_plan.learner_threads if is_learner
+  _set_tf_pools(tf, thread_plan.learner_threads if node_name == 'learner'
                 else thread_plan.other_threads, 1, node_name)
-  cpus = thread_plan.learner_cpus if is_learner else thread_plan.other_cpus
+  cpus = (thread_plan.learner_cpus if node_name in LEARNER_SIDE
+          else thread_plan.other_cpus)
   if cpus:
-    os.sched_setaffinity(0, cpus)
+    _pin_process(cpus)
+
+
+def _pin_process(cpus: Set[int]) -> None:
+  """Every thread of this process, including those already started (gRPC,
+  Reverb): sched_setaffinity(0) would pin only the calling thread and the
+  threads it starts later."""
+  for tid in os.listdir('/proc/self/task'):
+    try:
+      os.sched_setaffinity(int(tid), cpus)
+    except (ProcessLookupError, PermissionError):
+      pass  # The thread has exited.
 
 
 def apply_in_process() -> None:

@@ -1,5 +1,7 @@
 """The thread plan: who gets which cores."""
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -24,3 +26,37 @@ def test_unpinned_plans_leave_affinity_alone():
     plan = threads.plan(2, 4, pin_cpus=False)
     assert plan.learner_cpus is None and plan.other_cpus is None
     assert plan.learner_threads >= 1 and plan.other_threads == 1
+
+
+_PIN_CHILD = r'''
+import sys, threading, os
+from launch import cli
+from launch.config import RunConfig
+from launch.nodes import threads
+started = threading.Event()
+waiting = threading.Thread(target=started.wait, daemon=True)
+waiting.start()  # A thread that exists before the plan is applied.
+config = RunConfig(agent='dqn', env='gym:CartPole-v1', actor_precision='int8',
+                   num_actors=2, run_dir='unused', pin_cpus=True,
+                   agent_config=cli.make_agent_config('dqn', 'gym:CartPole-v1',
+                                                      {}))
+threads.apply(config, sys.argv[1])
+print(sorted({tuple(sorted(os.sched_getaffinity(int(tid))))
+              for tid in os.listdir('/proc/self/task')}))
+started.set()
+'''
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2,
+                    reason='pinning needs two cores (see above)')
+@pytest.mark.parametrize('node, cpu_index', [('learner', 0), ('replay', 0),
+                                              ('counter', 1), ('actor', 1)])
+def test_applying_the_plan_pins_every_thread_of_the_process(node, cpu_index):
+    """The replay server's and Courier's threads start before a node's code
+    runs; they must follow the plan too."""
+    result = subprocess.run(
+        [sys.executable, '-c', _PIN_CHILD, node], capture_output=True,
+        text=True, timeout=120, check=True,
+        cwd=os.path.join(os.path.dirname(__file__), '..', '..'))
+    cpu = sorted(os.sched_getaffinity(0))[cpu_index]
+    assert result.stdout.strip().splitlines()[-1] == str([(cpu,)])
