@@ -4,6 +4,7 @@ within seconds when the counter is already gone (no unbounded RPC), and
 weights that stopped being finite are never saved over a good checkpoint."""
 import dataclasses
 import os
+import threading
 import time
 
 import numpy as np
@@ -118,3 +119,30 @@ def test_resume_restores_the_whole_learner_or_fails(learner_and_peers,
           config.agent_config, policy_layers=(32, 32, 32)))
   with pytest.raises(AssertionError, match='not bound to checkpointed values'):
     learner_node.LearnerNode(replay, counter, deeper)
+
+
+def test_periodic_saves_leave_the_replay_table_to_a_thread(learner_and_peers):
+  """The learner steps on while the replay server writes its table; the
+  stop's save waits for that write, then writes the table again."""
+  node, _, config = learner_and_peers
+  replay = node._replay  # pylint: disable=protected-access
+  release = threading.Event()
+  written = []
+
+  class HeldReplay:
+    """The real replay client, its checkpoint held until released."""
+
+    def checkpoint(self):
+      release.wait(30)
+      written.append(replay.checkpoint())
+      return written[-1]
+
+  node._replay = HeldReplay()  # pylint: disable=protected-access
+  node._learner.step()  # pylint: disable=protected-access
+  node._periodic_save()  # pylint: disable=protected-access
+  assert _checkpoints(config)  # The learner's own save is done ...
+  saver = node._replay_saver  # pylint: disable=protected-access
+  assert saver.is_alive() and not written  # ... the table's in flight.
+  release.set()
+  node._save_for_resume()  # pylint: disable=protected-access
+  assert not saver.is_alive() and len(written) == 2
