@@ -3,14 +3,20 @@ r"""Learner throughput: TF graph vs XLA, per agent and compression, one run.
 Standalone: each agent's real learner (Reverb-fed, GST/prune constraint
 inside the step) runs its compiled update on one fixed sample, so only the
 update is timed (steps/s and process CPU ms per step), and under XLA also on
-a fresh Reverb sample each step, as in a run. Then the whole program:
-learner steps per wall second of a D4PG Pendulum int8 run (start-up
-included) with --learner_compile=graph and xla, and the learner process's
-CPU per step there against the standalone update's. Prints a markdown table
-with ratios; the last line is `learner xla/graph min ratio: R`, the smallest
-standalone ratio over agents (at the small preset's batch).
+a fresh Reverb sample each step, as in a run (from a table of 10,000
+transitions). Then the whole program: learner steps per wall second of a
+D4PG Pendulum int8 run (start-up included) with --learner_compile=graph and
+xla, and the learner process's CPU per step there against the standalone
+update's at the program's batch. --program_regime picks the program: `acme`
+(the small preset: 2 actors, batch 64, a replay ratio) or `authors`
+(ActorQ's: 4 free-running actors, max_times_sampled 16, batch 256, the
+learner pinned to a core of its own). Prints a markdown table with ratios;
+the last line is `learner xla/graph min ratio: R`, the smallest standalone
+ratio over agents (at the small preset's batch, when measured).
 
   python -m benchmarks.learner_step [--seconds=2 --program_seconds=120]
+  python -m benchmarks.learner_step --agents=d4pg --batches=256 \
+      --program_regime=authors --program_seconds=150
 """
 import json
 import os
@@ -37,6 +43,9 @@ _BATCHES = flags.DEFINE_list('batches', ['small', '256'],
 _AGENTS = flags.DEFINE_list('agents', ['d4pg', 'dqn', 'td3'], 'Agents.')
 _PROGRAM_SECONDS = flags.DEFINE_float(
     'program_seconds', 120.0, 'Budget of each whole-program run (0: skip).')
+_PROGRAM_REGIME = flags.DEFINE_enum(
+    'program_regime', 'acme', ['acme', 'authors'],
+    'The whole program\'s regime (see the module docstring).')
 _OUT = flags.DEFINE_string('out_dir', 'runs/learner_step',
                            'Run directories of the program comparison.')
 
@@ -44,6 +53,14 @@ ENVS = {'d4pg': 'gym:Pendulum-v1', 'td3': 'gym:Pendulum-v1',
         'dqn': 'gym:CartPole-v1'}
 COMPRESSIONS = ('none', 'gst', 'prune')
 MODES = ('graph', 'xla')
+# launch.train flags of each program regime, and its learner batch.
+PROGRAM_REGIMES = {
+    'acme': (['--num_actors=2'], 64),
+    'authors': (['--num_actors=4', '--d4pg.max_times_sampled=16',
+                 '--d4pg.batch_size=256', '--pin_cpus'], 256),
+}
+# Transitions in the table the sampled update draws from.
+SAMPLED_TABLE_SIZE = 10_000
 
 
 def _replay(agent, environment, spec):
@@ -52,7 +69,7 @@ def _replay(agent, environment, spec):
                                   'unit'))
   from replay_helpers import serve_replay  # pylint: disable=g-import-not-at-top
   rng = np.random.default_rng(0)
-  return serve_replay(agent, environment, 2 * agent.config.batch_size + 100,
+  return serve_replay(agent, environment, SAMPLED_TABLE_SIZE,
                       lambda: envs.random_action(spec.actions, rng))
 
 
@@ -115,14 +132,15 @@ def standalone(seconds: float):
   return rows
 
 
-def program(seconds: float):
+def program(seconds: float, regime: str):
   """Learner steps per wall second of a whole D4PG Pendulum int8 run."""
   rates = {}
   for mode in MODES:
-    run_dir = os.path.join(_OUT.value, f'pendulum_int8_{mode}')
+    run_dir = os.path.join(_OUT.value, f'pendulum_int8_{regime}_{mode}')
     subprocess.run(
         [sys.executable, '-m', 'launch.train', '--agent=d4pg',
-         '--env=gym:Pendulum-v1', '--actor_precision=int8', '--num_actors=2',
+         '--env=gym:Pendulum-v1', '--actor_precision=int8',
+         *PROGRAM_REGIMES[regime][0],
          f'--max_seconds={seconds}', f'--learner_compile={mode}',
          f'--run_dir={run_dir}', '--overwrite'],
         check=True, capture_output=True)
@@ -159,9 +177,12 @@ def main(argv):
         f'{row["sampled_cpu_ms"]:.2f} |')
   print('\n'.join(lines))
   if _PROGRAM_SECONDS.value:
-    rates = program(_PROGRAM_SECONDS.value)
-    print(f'\nWhole program, D4PG gym:Pendulum-v1 int8, 2 actors, '
-          f'{_PROGRAM_SECONDS.value:.0f} s (start-up included):\n')
+    regime = _PROGRAM_REGIME.value
+    flags_, program_batch = PROGRAM_REGIMES[regime]
+    rates = program(_PROGRAM_SECONDS.value, regime)
+    print(f'\nWhole program, D4PG gym:Pendulum-v1 int8, {regime} regime '
+          f'({" ".join(flags_)}), {_PROGRAM_SECONDS.value:.0f} s (start-up '
+          'included):\n')
     print('| learner | learner steps | learner steps / wall s | best return '
           '| learner process CPU ms/step (once stepping) |')
     print('|---|---|---|---|---|')
@@ -171,7 +192,8 @@ def main(argv):
     print(f'program xla/graph ratio: '
           f'{rates["xla"][0] / rates["graph"][0]:.2f}x')
     alone = next((r for r in rows if r['agent'] == 'd4pg' and
-                  r['preset_batch'] and r['compression'] == 'none'), None)
+                  r['batch'] == program_batch and
+                  r['compression'] == 'none'), None)
     if alone:
       # The learner process's CPU once stepping (start-up apart, as the
       # standalone update's warm-up is), against the bare update's.
@@ -180,9 +202,10 @@ def main(argv):
             f'{rates["xla"][3] / alone["xla_cpu_ms"]:.2f}x; standalone '
             f'sampling Reverb {alone["sampled_cpu_ms"]:.2f} ms: in the '
             f'program / that {rates["xla"][3] / alone["sampled_cpu_ms"]:.2f}x')
-  ratio = min(r['xla_steps_s'] / r['graph_steps_s'] for r in rows
-              if r['preset_batch'])
-  print(f'learner xla/graph min ratio: {ratio:.2f}')
+  ratios = [r['xla_steps_s'] / r['graph_steps_s'] for r in rows
+            if r['preset_batch']]
+  if ratios:
+    print(f'learner xla/graph min ratio: {min(ratios):.2f}')
 
 
 if __name__ == '__main__':
