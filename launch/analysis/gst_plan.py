@@ -44,7 +44,7 @@ SCHEDULES = ('standard', 'early')
 # batch x unroll env steps per update (A2C 4 x 16, PPO 8 x 16); their four
 # actors make a batch's trajectories come from different games, and a
 # publish every 10 learner steps keeps the acting model close behind.
-# TD3 runs the TD3 paper's batch (`--preset=paper`: see agents/td3/config.py)
+# TD3 runs the TD3 paper's setting (`--preset=paper`: agents/td3/config.py)
 # so that its dense arm can be held to the TD3 authors' learning curve.
 AGENT_DEFAULTS = {
     'td3': dict(envs=['gymnasium:HalfCheetah-v5'],

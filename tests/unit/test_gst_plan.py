@@ -30,17 +30,18 @@ def test_dense_runs_once_for_every_schedule_and_sparsity():
 
 
 def test_standard_schedule_is_20_to_80_percent_of_the_learner_steps():
-    """TD3 learns after 10k inserts at one step per insert: 150k env steps
-    make 140k learner steps, so the ramp runs from 28k to 112k."""
+    """TD3 (the paper's setting) learns after 1k inserts at one step per
+    insert: 150k env steps make 149k learner steps, so the ramp runs from
+    29.8k to 119.2k."""
     chosen = _chosen()
     prune = gst_plan.Arm('gymnasium:HalfCheetah-v5', 'prune',
                               'standard', '0.9', '0')
-    assert gst_plan.schedule_steps(chosen, prune) == [28_000, 112_000]
+    assert gst_plan.schedule_steps(chosen, prune) == [29_800, 119_200]
     early = prune._replace(schedule='early')
     assert gst_plan.schedule_steps(chosen, early) == [5000, 90_000]
     settings = gst_plan.train_settings(chosen, prune)
-    assert settings['compression.begin_step'] == 28_000
-    assert settings['compression.end_step'] == 112_000
+    assert settings['compression.begin_step'] == 29_800
+    assert settings['compression.end_step'] == 119_200
     assert settings['compression.s_final'] == 0.9
     assert settings['compression.kind'] == 'prune'
     assert settings['preset'] == 'paper'
