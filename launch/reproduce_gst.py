@@ -72,9 +72,8 @@ _EVAL_EVERY = flags.DEFINE_integer(
     'clock then sees returns at the same steps on any machine.' + _UNSET)
 _EXTRA = flags.DEFINE_list(
     'train_args', None, 'launch.train flags every run gets, as '
-    '--name=value (they must not change its replay ratio: schedules resolve '
-    'against the default); each replaces the agent\'s own setting of that '
-    'name.'
+    '--name=value (schedules resolve against the config they give); each '
+    'replaces the agent\'s own setting of that name.'
     + _UNSET)
 
 

@@ -142,6 +142,28 @@ def to_argv(settings: Mapping[str, Any]) -> List[str]:
   return argv
 
 
+def agent_overrides(agent: str, config_class: type,
+                    settings: Mapping[str, Any]) -> Dict[str, Any]:
+  """The `AGENT.FIELD` entries of flag settings (as from_argv returns
+  them) as typed fields of `config_class`, parsed by the flags launch.train
+  defines for them.
+
+  Raises:
+    cli.UsageError: a value its flag does not parse.
+  """
+  prefix = f'{agent}.'
+  mine = {name: value for name, value in settings.items()
+          if name.startswith(prefix)}
+  flag_values = flags.FlagValues()
+  group = define(config_class, prefix=prefix, unset_defaults=True,
+                 flag_values=flag_values)
+  try:
+    flag_values(['overrides', *to_argv(mine)])
+  except flags.Error as error:
+    raise cli.UsageError(str(error)) from error
+  return group.given()
+
+
 def from_argv(args: Sequence[str]) -> Dict[str, str]:
   """'--name=value' (or '--name', '--noname') strings -> {name: value}, for
   settings users pass through a script's list flag; later ones win.

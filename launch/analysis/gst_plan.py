@@ -7,6 +7,8 @@ import subprocess
 from typing import Dict, List, NamedTuple, Optional
 
 import agents
+from launch import cli
+from launch import settings as launch_settings
 from launch.runtime import run_dir as run_dir_lib
 from quarl import envs as quarl_envs
 
@@ -101,6 +103,9 @@ def validate(chosen: Dict) -> None:
       raise ValueError(f'--sparsities: {text!r} is not a sparsity in (0, 1)')
   for env in chosen['envs']:
     quarl_envs.validate_environment_name(env)
+  # Schedules resolve against the agent settings given: they must parse.
+  launch_settings.agent_overrides(
+      chosen['agent'], agents.config_class(chosen['agent']), chosen['train'])
 
 
 def arms(chosen: Dict) -> List[Arm]:
@@ -122,9 +127,13 @@ def schedule_steps(chosen: Dict, arm: Arm) -> List[int]:
   """[begin, end] learner steps of the arm's schedule."""
   if arm.schedule == 'early':
     return list(chosen['early'])
-  agent_class, config_for_env = agents.lookup(chosen['agent'])
-  config = config_for_env(arm.env, chosen['train'].get('preset', 'small'))
-  total = agent_class.learner_steps(config, chosen['max_actor_steps'])
+  agent = chosen['agent']
+  overrides = launch_settings.agent_overrides(
+      agent, agents.config_class(agent), chosen['train'])
+  config = cli.make_agent_config(agent, arm.env, overrides,
+                                 chosen['train'].get('preset', 'small'))
+  total = agents.lookup(agent)[0].learner_steps(config,
+                                                chosen['max_actor_steps'])
   return [round(fraction * total) for fraction in STANDARD_FRACTIONS]
 
 

@@ -3,6 +3,8 @@ import dataclasses
 import json
 import subprocess
 
+import pytest
+
 import agents
 from launch.analysis import gst_plan
 from quarl.compression.config import CompressionConfig
@@ -65,6 +67,19 @@ def test_every_method_and_agent_setting_is_a_launch_train_flag():
       for method in gst_plan.METHODS:
         arm = gst_plan.Arm(chosen['envs'][0], method, 'standard', '0.9', '0')
         assert set(gst_plan.train_settings(chosen, arm)) <= names_here
+
+
+def test_schedules_resolve_against_the_agent_settings_given():
+    """--train_args that move learning's start move the ramp with it: the
+    preset's 1k-insert start, replaced by 10k, makes 140k learner steps."""
+    chosen = _chosen()
+    chosen['train'] = dict(chosen['train'], **{'td3.min_replay_size': '10000'})
+    prune = gst_plan.Arm('gymnasium:HalfCheetah-v5', 'prune', 'standard',
+                         '0.9', '0')
+    assert gst_plan.schedule_steps(chosen, prune) == [28_000, 112_000]
+    chosen['train']['td3.batch_size'] = 'many'
+    with pytest.raises(ValueError, match='td3.batch_size'):
+        gst_plan.validate(chosen)
 
 
 def test_a2c_schedule_counts_batches_of_unrolls():
