@@ -5,8 +5,9 @@ learner on an accelerator of its own at L steps per second, their replay
 regime (batch 256, each transition sampled at most 16 times: 16 fresh
 transitions a learner step) and the 3x2048 policy. An actor's env step costs
 the env step, one inference and one insert into replay; the env step and
-the insert (Acme's N-step adder into a real Reverb table, the learner's and
-the calibration mirror) are timed here per task, and inference comes from
+the insert (the agents' packed N-step adder into a real Reverb table, the
+learner's and the calibration mirror) are timed here per task, and
+inference comes from
 benchmarks/results/actor_inference.csv (benchmarks/actor_inference.py: one
 thread, batch 1). launch/analysis/pipeline_model.py then gives the learner's
 progress, min(L, actors x A / fresh), and int8's time-to-target speedup over

@@ -284,7 +284,8 @@ _ENTRY_POINTS = [
     ('benchmarks.publish_cost', 'publishes'),
     ('benchmarks.squash_fidelity', 'seeds'),
     ('benchmarks.int8_fidelity', 'width'),
-    ('benchmarks.actorq_extrapolation', 'num_actors')]
+    ('benchmarks.actorq_extrapolation', 'num_actors'),
+    ('benchmarks.replay_cost', 'batches')]
 
 
 def _module(module, *args, env=None):
