@@ -103,7 +103,6 @@ class NStepAdder(adders.Adder):
     self._writer = None
     self._observations: List[np.ndarray] = []
     self._steps: collections.deque = collections.deque()
-    self._episode_steps = 0
 
   def _write(self, first: int, last: int) -> None:
     """The transition from window position `first` to `last`."""
@@ -141,7 +140,6 @@ class NStepAdder(adders.Adder):
     self._steps.append((action, next_timestep.reward,
                         next_timestep.discount))
     self._observations.append(next_timestep.observation)
-    self._episode_steps += 1
     if len(self._steps) > self._n_step:
       self._steps.popleft()
       self._observations.pop(0)
@@ -153,11 +151,10 @@ class NStepAdder(adders.Adder):
       self.reset()
 
   def reset(self) -> None:
-    if self._writer is not None and self._episode_steps:
-      self._writer.end_episode()
+    """Forgets the episode so far. No item spans two steps, so the writer
+    needs no episode boundary."""
     self._observations = []
     self._steps.clear()
-    self._episode_steps = 0
 
   def __del__(self):
     """Sends what is still in flight (bounded: the server may be gone)."""
