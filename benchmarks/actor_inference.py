@@ -46,9 +46,7 @@ _OUT = flags.DEFINE_string('out', 'benchmarks/results/actor_inference.csv',
 flags.register_validator('sizes', cli.widths_or_empty,
                          'want comma-separated positive widths, e.g. 256,2048, '
                          'or empty')
-for _name in ('obs_size', 'action_size', 'seconds'):
-  flags.register_validator(_name, cli.finite_positive,
-                           'must be a finite number > 0')
+cli.require_positive('obs_size', 'action_size', 'seconds')
 
 PRECISIONS = ('fp32_tf',) + quantization.PRECISIONS
 

@@ -56,9 +56,7 @@ _INFERENCE_CSV = flags.DEFINE_string(
 _OUT = flags.DEFINE_string('out',
                            'benchmarks/results/actorq_extrapolation.csv',
                            'CSV of the table.')
-for _name in ('num_actors', 'batch_size', 'max_times_sampled', 'steps'):
-  flags.register_validator(_name, cli.finite_positive,
-                           'must be a finite number > 0')
+cli.require_positive('num_actors', 'batch_size', 'max_times_sampled', 'steps')
 
 
 def _positive_numbers(texts) -> bool:

@@ -52,9 +52,7 @@ _RUN_DIR = flags.DEFINE_string(
 _WIDTH = flags.DEFINE_integer('width', 256, 'Random policy width (3 layers).')
 _SEEDS = flags.DEFINE_integer('seeds', 3, 'Random policies per cell.')
 _SECONDS = flags.DEFINE_float('seconds', 1.0, 'Timed seconds per model.')
-for _name in ('width', 'seeds', 'seconds'):
-  flags.register_validator(_name, cli.finite_positive,
-                           'must be a finite number > 0')
+cli.require_positive('width', 'seeds', 'seconds')
 
 SCHEMES = ('fp32', 'int8_all', 'int8', 'int16x8')
 REGIMES = ('moderate', 'bang_bang')

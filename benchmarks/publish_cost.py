@@ -42,8 +42,7 @@ _PUBLISHES = flags.DEFINE_integer('publishes', 20,
 flags.register_validator(
     'obs_sizes', lambda sizes: cli.widths_or_empty(','.join(sizes)),
     'want comma-separated positive sizes, e.g. 3,24, or empty')
-for _name in ('width', 'action_size', 'publishes'):
-  flags.register_validator(_name, cli.finite_positive, 'must be > 0')
+cli.require_positive('width', 'action_size', 'publishes')
 
 
 def _policy_body(obs_size: int, layer_norm: bool):

@@ -36,9 +36,7 @@ _TASKS = flags.DEFINE_list(
 _BATCH = flags.DEFINE_integer('batch_size', 256, 'Learner batch.')
 _FILL = flags.DEFINE_integer('fill', 20_000, 'Transitions in the table.')
 _BATCHES = flags.DEFINE_integer('batches', 200, 'Batches timed per cell.')
-for _name in ('batch_size', 'fill', 'batches'):
-  flags.register_validator(_name, cli.finite_positive,
-                           'must be a finite number > 0')
+cli.require_positive('batch_size', 'fill', 'batches')
 
 N_STEP, DISCOUNT = 5, 0.99
 LAYOUTS = ('acme', 'packed')

@@ -71,6 +71,14 @@ def finite_positive(value) -> bool:
   return value is not None and 0 < value < math.inf
 
 
+def require_positive(*names: str) -> None:
+  """Absl validators: each named flag must be a finite number > 0 (an
+  entry point's bad value is then one line and exit 2, via run_main)."""
+  for name in names:
+    flags.register_validator(name, finite_positive,
+                             'must be a finite number > 0')
+
+
 def widths_or_empty(text: str) -> bool:
   """An absl validator: comma-separated positive widths, or '' for none."""
   try:

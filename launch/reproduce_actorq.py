@@ -72,9 +72,7 @@ _FRACTION = flags.DEFINE_float('target_fraction', 0.9,
                                'Target = random + f * (best - random).')
 _EXTRA = flags.DEFINE_list('train_args', [],
                            'Extra launch.train flags, e.g. --publish_period=2s')
-for _name in ('max_seconds', 'num_actors'):
-  flags.register_validator(_name, cli.finite_positive,
-                           'must be a finite number > 0')
+cli.require_positive('max_seconds', 'num_actors')
 flags.register_validator('target_fraction', lambda f: 0 < f <= 1,
                          'must be in (0, 1]')
 flags.register_validator(
