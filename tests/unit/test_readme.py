@@ -25,13 +25,24 @@ def _help(module):
                           cwd=ROOT, env=env).stdout
 
 
+# A script's --train_args value: launch.train flags passed through.
+_TRAIN_ARGS = r"""--train_args=('[^']*'|"[^"]*"|\S+)"""
+
+
 def _documented_flags(module, text):
-    """--flags on README lines (and their continuations) running `module`."""
+    """--flags on README lines (and their continuations) running `module`;
+    those inside a --train_args value are launch.train's, not its own."""
     flags = set()
     for command in re.findall(rf'python -m {re.escape(module)}((?:.*\\\n)*.*)',
                               text):
-        flags.update(re.findall(_FLAG, command))
+        flags.update(re.findall(
+            _FLAG, re.sub(_TRAIN_ARGS, '--train_args', command)))
     return flags
+
+
+def _train_args_flags(text):
+    return {flag for value in re.findall(_TRAIN_ARGS, text)
+            for flag in re.findall(_FLAG, value)}
 
 
 def test_readme_make_targets_exist():
@@ -51,7 +62,7 @@ def test_readme_flags_exist_in_each_cli():
     for module in modules:
         flags = _documented_flags(module, text)
         if module == 'launch.train':
-            flags |= table_flags
+            flags |= table_flags | _train_args_flags(text)
         assert flags, module
         help_text = _help(module)
         for flag in flags:
