@@ -135,14 +135,13 @@ class Agent(abc.ABC):
     samples = replay_client.sample(replay.CALIBRATION_TABLE,
                                    num_samples=num_items,
                                    emit_timesteps=False)
-    return np.concatenate([self.item_observations(s.data[0])
-                           for s in samples])
+    return self.item_observations(np.stack([s.data[0] for s in samples]))
 
-  def item_observations(self, item: np.ndarray) -> np.ndarray:
-    """A calibration item's observations as rows of flat float32: a packed
+  def item_observations(self, items: np.ndarray) -> np.ndarray:
+    """Calibration items' observations as rows of flat float32: each packed
     transition's first observation."""
     return packed_transitions.Layout(self.environment_spec).observations(
-        item).reshape(-1, self.observation_size)
+        items).reshape(-1, self.observation_size)
 
   def model_postprocess(self, output: np.ndarray) -> np.ndarray:
     """The float step from the exported model's output to what the greedy

@@ -71,9 +71,9 @@ class OnPolicyAgent(interface.Agent):
   def observations_per_item(self) -> int:
     return self.sequence_length
 
-  def item_observations(self, item: np.ndarray) -> np.ndarray:
-    """A sequence item's field 0: its observations, one per step."""
-    return np.asarray(item, np.float32).reshape(-1, self.observation_size)
+  def item_observations(self, items: np.ndarray) -> np.ndarray:
+    """Sequence items' field 0: their observations, one per step."""
+    return np.asarray(items, np.float32).reshape(-1, self.observation_size)
 
   def replay_tables(self) -> List[reverb.Table]:
     extras = dict(log_prob=tf.TensorSpec((), tf.float32),

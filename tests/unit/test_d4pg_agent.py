@@ -52,6 +52,18 @@ def test_transitions_reach_both_tables(setup):
     assert info[replay.CALIBRATION_TABLE].current_size > 150
 
 
+def test_calibration_draws_pendulum_observations(setup):
+    """Pendulum's observation is (cos, sin, angular velocity): rows of
+    anything else from the packed items (actions, rewards) would not lie on
+    the unit circle."""
+    agent, client, _ = setup
+    observations = agent.calibration_observations(client, 64)
+    assert observations.shape == (64, 3) and observations.dtype == np.float32
+    np.testing.assert_allclose(np.hypot(observations[:, 0], observations[:, 1]),
+                               1.0, atol=1e-5)
+    assert np.ptp(observations[:, 2]) > 0
+
+
 def test_learner_steps_and_exports_an_int8_policy(setup):
     agent, client, environment = setup
     bundle = agent.make_learner(client, None, None)
