@@ -11,11 +11,12 @@ and end included), and the dataset yields the same reverb.ReplaySample of
 acme.types.Transition, so learners do not change.
 """
 import collections
+import itertools
 from typing import Dict, List, NamedTuple, Sequence, Tuple
 
 import dm_env
-from absl import logging
 import numpy as np
+from absl import logging
 import reverb
 import tensorflow as tf
 from acme import adders
@@ -106,7 +107,7 @@ class NStepAdder(adders.Adder):
 
   def _write(self, first: int, last: int) -> None:
     """The transition from window position `first` to `last`."""
-    steps = list(self._steps)[first:last]
+    steps = list(itertools.islice(self._steps, first, last))
     reward = np.copy(np.asarray(steps[0][1], np.float32))
     total_discount = np.copy(np.asarray(steps[0][2], np.float32))
     for _, step_reward, step_discount in steps[1:]:
