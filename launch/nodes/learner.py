@@ -139,8 +139,8 @@ class LearnerNode:
   def _periodic_save(self) -> None:
     """The learner's state now; the replay table and the counts on a
     thread of their own, since writing the table takes the server seconds
-    (a tenth of a short run's learner time when it blocked the steps). A
-    resume then finds a table and counts a little ahead of the learner."""
+    that would otherwise block the steps. A resume then finds a table and
+    counts a little ahead of the learner."""
     with self._save_lock:
       self._save_learner()
     if self._replay_saver is None or not self._replay_saver.is_alive():
