@@ -60,7 +60,9 @@ def test_full_disk_fails_the_run_then_resume_continues(small_disk):
     if launcher.poll() is None:
       launcher.kill()
   assert launcher.returncode == 1, output[-3000:]
-  assert 'No space left on device' in output, output[-3000:]
+  # Either a save hits ENOSPC or the supervisor's free-space guard stops the
+  # run first; both name the cause.
+  assert 'no space left on device' in output.lower(), output[-3000:]
   assert 'Traceback' not in output.split('[progress]')[-1], output[-3000:]
   assert not any(n.is_running() and n.status() != psutil.STATUS_ZOMBIE
                  for n in nodes)
