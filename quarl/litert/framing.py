@@ -3,6 +3,7 @@ import struct
 from typing import BinaryIO, Optional
 
 OK = b'+'
+READY = b'ready'  # A new child's first frame: its imports are done.
 ERROR = b'-'
 _LENGTH = struct.Struct('<Q')
 

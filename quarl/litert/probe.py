@@ -6,6 +6,8 @@ the only safe first load is in another process. ModelProbe keeps one small
 child (numpy + LiteRT, no TensorFlow) alive and sends it each new model with
 a few observations; if the child aborts, hangs past the timeout or refuses,
 the model is refused here and the child is replaced for the next request.
+A new child says when it is ready, and only then does a model's clock start:
+on a loaded machine Python's own start-up can take longer than any model.
 """
 import io
 import os
@@ -23,6 +25,7 @@ from quarl.litert import framing
 from quarl.litert.interpreter import InvalidModelError
 
 DEFAULT_TIMEOUT_S = 30.0
+STARTUP_TIMEOUT_S = 300.0
 _PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 
@@ -59,7 +62,7 @@ class ModelProbe:
       try:
         framing.write_frame(child.stdin, bytes(model_bytes))
         framing.write_frame(child.stdin, request.getvalue())
-        reply = self._read_reply(child)
+        reply = self._read_reply(child, self._timeout_s)
       except BrokenPipeError:
         reply = b''
       if not reply:
@@ -87,15 +90,26 @@ class ModelProbe:
       env['PYTHONPATH'] = os.pathsep.join(
           [_PACKAGE_ROOT] + [p for p in [env.get('PYTHONPATH')] if p])
       # stderr is inherited: LiteRT's own message lands in the node's log.
-      self._child = subprocess.Popen(
+      child = subprocess.Popen(
           [sys.executable, '-m', 'quarl.litert.probe_worker'],
           stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+      ready = self._read_reply(child, STARTUP_TIMEOUT_S)
+      if ready != framing.READY:
+        if ready is None:
+          child.kill()
+        why = (f'did not start within {STARTUP_TIMEOUT_S:g}s' if ready is None
+               else f'failed to start ({_describe_exit(child.wait())})')
+        child.wait()
+        raise InvalidModelError(f'the LiteRT probe process {why}')
+      self._child = child
     return self._child
 
-  def _read_reply(self, child: subprocess.Popen) -> Optional[bytes]:
+  @staticmethod
+  def _read_reply(child: subprocess.Popen,
+                  timeout_s: float) -> Optional[bytes]:
     """One reply frame; b'' if the child closed its end, None if it ran out
     of time."""
-    deadline = time.monotonic() + self._timeout_s
+    deadline = time.monotonic() + timeout_s
     fd = child.stdout.fileno()
     buffer = b''
     while True:

@@ -27,6 +27,7 @@ def answer(model_bytes: bytes, observations: np.ndarray) -> bytes:
 
 def main() -> None:
   requests, replies = sys.stdin.buffer, sys.stdout.buffer
+  framing.write_frame(replies, framing.READY)
   while True:
     model_bytes = framing.read_frame(requests)
     if model_bytes is None:

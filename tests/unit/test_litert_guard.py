@@ -134,10 +134,30 @@ def test_probe_gives_up_on_a_child_that_does_not_answer(cartpole):
   good = agent.export_policy()
   model_bytes = quantization.convert_policy(
       good, good.variables, agent.observation_size, 'fp32', held).model_bytes
-  impatient = litert.ModelProbe(timeout_s=1e-4)  # Less than its start-up.
+  impatient = litert.ModelProbe(timeout_s=1e-4)  # Less than a round trip.
   with pytest.raises(litert.InvalidModelError, match='no answer'):
     impatient.check(model_bytes)
   litert.ModelProbe().check(model_bytes)
+
+
+def test_probe_clock_starts_once_its_child_is_ready(tmp_path, monkeypatch):
+  """A slow start (a loaded machine) must not refuse a good model. The model
+  is small, so sending it does not block until the child reads it (a pipe
+  holds 64 KiB)."""
+  weights = tf.constant(np.eye(4, 2, dtype=np.float32))
+  matmul = tf.function(lambda x: tf.matmul(x, weights),
+                       input_signature=[tf.TensorSpec([1, 4], tf.float32)])
+  model_bytes = tf.lite.TFLiteConverter.from_concrete_functions(
+      [matmul.get_concrete_function()], matmul).convert()
+  assert len(model_bytes) < 16 << 10
+  (tmp_path / 'sitecustomize.py').write_text('import time\ntime.sleep(4)\n')
+  monkeypatch.setenv('PYTHONPATH', os.pathsep.join(
+      [str(tmp_path)] + [p for p in [os.environ.get('PYTHONPATH')] if p]))
+  probe = litert.ModelProbe(timeout_s=2.0)  # Half the child's start-up.
+  observations = np.arange(12, dtype=np.float32).reshape(3, 4)
+  np.testing.assert_allclose(probe.run(model_bytes, observations),
+                             observations[:, :2])
+  probe.close()
 
 
 def test_refresher_survives_bytes_that_abort_litert(cartpole, aborting_model):
