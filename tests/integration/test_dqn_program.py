@@ -27,6 +27,9 @@ def test_int8_dqn_learns_cartpole(tmp_path):
 
     publishes = _rows(run_dir / 'quantizer.csv')
     assert {row['precision'] for row in publishes} == {'int8'}
+    refused = [row['status'] for row in publishes
+               if row['status'] != 'published']
+    assert not refused, refused  # A good policy's model is never refused.
     # Greedy-action parity with fp32 is measured on every publish; near-tied
     # Q-values flip under int8 now and then (seen here: 1-11% per publish),
     # a coin would flip half of them.
