@@ -21,8 +21,11 @@ transition sampled at most 16 times, batch 256: actors never throttled);
 the replay server that feeds it: on a small machine they share its cores.
 
 Target rule (stated in results.md): a task's target return, per seed, is
-random + 0.9 * (best - random), where best is the best evaluation return any
-precision reached in that comparison and random the random-policy return.
+floor + 0.9 * (best - floor), where best is the best evaluation return any
+precision reached in that comparison and floor the better of the random and
+zero-action returns: a policy that beats only one of them has learned nothing
+(cartpole balance scores ~745 for doing nothing, ~320 at random). Where no
+run beat the floor there is no target.
 """
 import csv
 import dataclasses
@@ -69,7 +72,9 @@ _SEEDS = flags.DEFINE_list('seeds', ['0'],
                            'Seeds; every precision runs each of them.')
 _PRESET = flags.DEFINE_string('preset', 'small', 'small or paper.')
 _FRACTION = flags.DEFINE_float('target_fraction', 0.9,
-                               'Target = random + f * (best - random).')
+                               'Target = floor + f * (best - floor); floor: '
+                               'the better of the random and zero-action '
+                               'returns.')
 _EXTRA = flags.DEFINE_list('train_args', [],
                            'Extra launch.train flags, e.g. --publish_period=2s')
 cli.require_positive('max_seconds', 'num_actors')
@@ -175,6 +180,12 @@ def _speedup_at_least(baseline_summary, baseline_time, time):
   return wall / time if wall else None
 
 
+def _learning_floor(summary) -> float:
+  """The better of the run's random-policy and zero-action returns."""
+  returns = summary['baseline_returns']
+  return max(returns['random'], returns.get('zero_action', returns['random']))
+
+
 def compare_task(out_dir, regime, task, seed, precisions, fraction):
   """Rows (one per precision) comparing a task's runs at one seed in one
   regime, plus the target."""
@@ -185,12 +196,14 @@ def compare_task(out_dir, regime, task, seed, precisions, fraction):
   if not done:
     return [], None, {}
   best = max(r for _, curve in done.values() for _, r in curve)
-  floor = min(s['baseline_returns']['random'] for s, _ in done.values()
+  floor = min(_learning_floor(s) for s, _ in done.values()
               if s.get('baseline_returns'))
-  target = analysis.target_return(best, floor, fraction)
+  target = (analysis.target_return(best, floor, fraction) if best > floor
+            else None)
   baseline_final = (done[BASELINE][0]['final_return'] if BASELINE in done
                     else None)
-  times = {p: analysis.time_to_target(c, target) for p, (_, c) in done.items()}
+  times = {p: None if target is None else analysis.time_to_target(c, target)
+           for p, (_, c) in done.items()}
   stepping_times = {p: _since_first_learner_step(s, times[p])
                     for p, (s, _) in done.items()}
   co2 = {p: s.get('co2_kg') for p, (s, _) in done.items()}
@@ -219,9 +232,9 @@ def compare_task(out_dir, regime, task, seed, precisions, fraction):
         learner_busy_share=pipeline_model.learner_busy_share(summary),
         final_return=summary['final_return'],
         best_return=summary['best_return'],
-        # Of the learnable range (best - random): the "no reward loss" check.
+        # Of the learnable range (best - floor): the "no reward loss" check.
         final_return_diff_vs_fp32_tf=(
-            None if baseline_final is None or best == floor else
+            None if baseline_final is None or best <= floor else
             (summary['final_return'] - baseline_final) / (best - floor)),
         co2_to_target_kg=co2_to_target[precision],
         co2_to_target_ratio_vs_fp32_tf=analysis.ratio(
@@ -289,7 +302,7 @@ def seed_table(rows, regimes, tasks, precisions) -> str:
        'at least, where only it reached the target', 'predicted speedup',
        'bound',
        'CO2-to-target ratio vs fp32_tf',
-       'final return minus fp32_tf, % of (best - random)',
+       'final return minus fp32_tf, % of (best - floor)',
        'greedy return minus fp32 policy (--eval_fp32)'), lines)
 
 
@@ -346,7 +359,7 @@ def write_results(out_dir, tasks, seeds, precisions, fraction,
        'actor steps/s', 'actor time env/inference/adder/refresh %',
        'greedy minus fp32 return', 'model bytes'),
       [(r['regime'], r['task'], r['seed'], r['precision'],
-        analysis.fmt(r['target_return'], 4),
+        analysis.fmt(r['target_return'], 4, missing='none'),
         analysis.fmt(r['time_to_target_s'], 4, 'not reached'),
         analysis.fmt(r['speedup_vs_fp32_tf']),
         analysis.fmt(r['speedup_at_least_vs_fp32_tf'], missing='-'),
@@ -370,9 +383,10 @@ def write_results(out_dir, tasks, seeds, precisions, fraction,
         '# ActorQ reproduction\n\n'
         'Command: `python -m launch.reproduce_actorq '
         f'{" ".join(sys.argv[1:])}`\n\n'
-        f'Target rule: target = random + {fraction} x (best - random), where '
+        f'Target rule: target = floor + {fraction} x (best - floor), where '
         'best is the best evaluation return any precision reached on that '
-        'task and seed and random is the random-policy return. Time to '
+        'task and seed and floor is the better of the random-policy and '
+        'zero-action returns; "none" where no run beat the floor. Time to '
         'target is the first evaluation at or above it; "not reached" if '
         'none. It is also given from the run\'s first learner step '
         '(time_to_first_learner_step_s in summary.json), which leaves out '

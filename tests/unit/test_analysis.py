@@ -34,7 +34,7 @@ def test_target_rule_works_for_negative_rewards():
 
 
 def _fake_run(root, task, precision, curve, co2, seed='0', fp32_gap=None,
-              actor_rate=None):
+              actor_rate=None, baselines=(-1200.0, -900.0)):
     run_dir = (root / 'runs' / 'acme' / task.replace(':', '_') / f'seed{seed}' /
                precision)
     run_dir.mkdir(parents=True)
@@ -49,7 +49,8 @@ def _fake_run(root, task, precision, curve, co2, seed='0', fp32_gap=None,
                    model_bytes=1000, status='completed',
                    time_to_first_learner_step_s=5.0, wall_s=100.0,
                    learner_steps=950,
-                   baseline_returns={'random': -1200.0, 'zero_action': -900.0})
+                   baseline_returns=dict(zip(('random', 'zero_action'),
+                                             baselines)))
     if actor_rate:
         summary['pipeline'] = dict(learner_steps_per_cpu_s=10.0,
                                    actor_steps_per_s_unblocked=actor_rate,
@@ -75,7 +76,8 @@ def test_compare_and_write_results(tmp_path):
     rows = reproduce_actorq.write_results(
         str(tmp_path), [task], ['0', '1'], ['fp32_tf', 'fp16', 'int8'], 0.9)
     by_precision = {r['precision']: r for r in rows if r['seed'] == '0'}
-    target = -1200.0 + 0.9 * (-150.0 + 1200.0)  # -255
+    # From the zero-action return (-900), above the random one (-1200).
+    target = -900.0 + 0.9 * (-150.0 + 900.0)  # -225
     assert by_precision['int8']['target_return'] == pytest.approx(target)
     assert by_precision['fp32_tf']['time_to_target_s'] == 80.0
     assert by_precision['int8']['time_to_target_s'] == 20.0
@@ -97,7 +99,7 @@ def test_compare_and_write_results(tmp_path):
     assert by_precision['fp16']['speedup_vs_fp32_tf'] is None
     assert by_precision['int8']['fp32_return_gap'] == pytest.approx(-5.0)
     assert by_precision['int8']['final_return_diff_vs_fp32_tf'] == (
-        pytest.approx(-10.0 / 1050.0))
+        pytest.approx(-10.0 / 750.0))
     results_md = (tmp_path / 'results.md').read_text()
     assert 'not reached' in results_md and 'Target rule' in results_md
     # Over seeds: int8 is 4x and 2x faster, mean 3 (2 to 4); from the first
@@ -109,6 +111,22 @@ def test_compare_and_write_results(tmp_path):
     for plot in ('speedup.png', 'co2.png',
                  'return_acme_d4pg_gym_Pendulum-v1_seed0.png'):
         assert (tmp_path / 'plots' / plot).stat().st_size > 1000
+
+
+def test_no_target_where_no_run_beats_doing_nothing(tmp_path):
+    # cartpole:balance: doing nothing scores 745; both arms stay below it, so
+    # reaching "random + 0.9 (best - random)" would say nothing about learning.
+    task = 'd4pg:dm_control:cartpole:balance'
+    for precision, best in (('fp32_tf', 681.0), ('int8', 700.0)):
+        _fake_run(tmp_path, task, precision, [(10, 300.0), (30, best)],
+                  co2=1.0, baselines=(319.0, 745.0))
+    rows = reproduce_actorq.write_results(str(tmp_path), [task], ['0'],
+                                          ['fp32_tf', 'int8'], 0.9)
+    assert {r['target_return'] for r in rows} == {None}
+    assert {r['time_to_target_s'] for r in rows} == {None}
+    assert {r['speedup_vs_fp32_tf'] for r in rows} == {None}
+    assert {r['final_return_diff_vs_fp32_tf'] for r in rows} == {None}
+    assert '| none | not reached |' in (tmp_path / 'results.md').read_text()
 
 
 def test_emissions_at_interpolates_cumulative_rows(tmp_path):
