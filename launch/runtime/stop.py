@@ -163,6 +163,36 @@ def renew_lease(run_dir: str) -> None:
   os.utime(lease)
 
 
+class LeaseRenewer:
+  """Renews the launcher's lease from a thread of its own, for as long as the
+  `with` block runs: nothing the launcher's main loop waits on (starting a
+  node process, a stopping wave, a slow disk) makes a live launcher look
+  dead to its nodes; only the process's end does."""
+
+  def __init__(self, run_dir: str, period_s: float = LEASE_RENEW_S):
+    self._run_dir = run_dir
+    self._period_s = period_s
+    self._done = threading.Event()
+    self._thread = threading.Thread(target=self._loop, daemon=True,
+                                    name='lease-renewer')
+
+  def __enter__(self) -> 'LeaseRenewer':
+    renew_lease(self._run_dir)
+    self._thread.start()
+    return self
+
+  def __exit__(self, *exc_info) -> None:
+    self._done.set()
+    self._thread.join()
+
+  def _loop(self) -> None:
+    while not self._done.wait(self._period_s):
+      try:
+        renew_lease(self._run_dir)
+      except OSError as error:  # A full disk: try again next period.
+        logging.warning('renewing the lease failed: %s', error)
+
+
 def lease_expired(run_dir: str, timeout_s: float = LEASE_TIMEOUT_S) -> bool:
   """True when the launcher's lease exists and was not renewed in time (no
   lease at all: a node run outside a launcher, e.g. in a test)."""

@@ -228,7 +228,6 @@ class Supervisor:
     deadline = time.time() + timeout_s
     while time.time() < deadline and any(
         n.process.poll() is None for n in nodes):
-      stop.renew_lease(self._run_dir)  # Still here: nobody stops on its own.
       time.sleep(POLL_S)
     for node in nodes:
       node.kill()
@@ -239,21 +238,17 @@ class Supervisor:
         {signum: self._on_signal for signum in (signal.SIGINT, signal.SIGTERM,
                                                 signal.SIGHUP)})
     try:
-      stop.renew_lease(self._run_dir)
-      for node in self._nodes:
-        node.start()
-      last_renewal = time.time()
-      while stop.reason(self._run_dir) is None:
-        self._watch()
-        time.sleep(POLL_S)
-        if time.time() - last_renewal >= stop.LEASE_RENEW_S:
-          stop.renew_lease(self._run_dir)
-          last_renewal = time.time()
-      workers = [n for n in self._nodes if not groups.service(n.group)]
-      services = [n for n in self._nodes if groups.service(n.group)]
-      self._stopping_wave(workers, WAVE_TIMEOUT_S)
-      stop.request_services(self._run_dir)
-      self._stopping_wave(services, WAVE_TIMEOUT_S)
+      with stop.LeaseRenewer(self._run_dir):
+        for node in self._nodes:
+          node.start()
+        while stop.reason(self._run_dir) is None:
+          self._watch()
+          time.sleep(POLL_S)
+        workers = [n for n in self._nodes if not groups.service(n.group)]
+        services = [n for n in self._nodes if groups.service(n.group)]
+        self._stopping_wave(workers, WAVE_TIMEOUT_S)
+        stop.request_services(self._run_dir)
+        self._stopping_wave(services, WAVE_TIMEOUT_S)
     finally:
       for node in self._nodes:
         node.kill()

@@ -86,3 +86,28 @@ def test_dying_actor_is_restarted_then_fails_the_run(tmp_path):
   assert 'actor_0 exited with code 1; restart 2/2' in log
   assert (tmp_path / 'logs' / 'nodes' / 'actor_0.log').read_text().count(
       'actor failed on purpose') == 3
+
+
+def test_a_blocked_main_loop_keeps_the_lease(tmp_path, monkeypatch):
+  """The launcher's main loop stuck past the lease timeout (here: starting
+  its last node) must not look like a dead launcher to the nodes already
+  running: the lease is renewed from a thread of its own."""
+  start = supervisor._Node.start  # pylint: disable=protected-access
+
+  def slow_start(node):
+    if node.group == 'evaluator':
+      time.sleep(stop.LEASE_TIMEOUT_S + 3)
+    start(node)
+
+  monkeypatch.setattr(supervisor._Node, 'start', slow_start)  # pylint: disable=protected-access
+  outcome = _supervise(tmp_path, ('evaluator', _call_lp_stop, str(tmp_path)))
+  assert outcome.reason == supervisor.LP_STOP_REASON, outcome.reason
+
+
+def test_the_lease_renews_only_inside_its_block(tmp_path):
+  run_dir = str(tmp_path)
+  with stop.LeaseRenewer(run_dir, period_s=0.1):
+    time.sleep(1.0)  # The main thread busy.
+    assert not stop.lease_expired(run_dir, timeout_s=0.5)
+  time.sleep(1.0)
+  assert stop.lease_expired(run_dir, timeout_s=0.5)
