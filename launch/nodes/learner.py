@@ -78,7 +78,6 @@ class LearnerNode:
     self._controller = make_controller(bundle, config)
     # Courier threads (observe_return) and the step loop share the controller.
     self._controller_lock = threading.Lock()
-    self._variables_lock = threading.Lock()
     self._checkpoint = tf.train.Checkpoint(compression=self._controller,
                                            **bundle.checkpointables)
     self._networks = bundle.networks
@@ -96,17 +95,7 @@ class LearnerNode:
     self._replay_saver = None
 
   def get_variables(self, names):
-    with self._variables_lock:
-      return self._learner.get_variables(names)
-
-  def _compile_ahead(self) -> None:
-    """Compiles the update while the replay fills. Its stand-in batch of
-    zeros changes the weights until compile_ahead puts them back (DQN's zero
-    priorities make them NaN), so nobody is served weights meanwhile."""
-    with self._variables_lock:
-      compiled = self._learner.compile_ahead()
-    if compiled:
-      common.mark(self._config, 'learner', 'compiled')
+    return self._learner.get_variables(names)
 
   def observe_return(self, value: float) -> None:
     """Evaluation return, for GST's reward-aware sparsity clock."""
@@ -196,7 +185,8 @@ class LearnerNode:
     self._log_compression()
     # Traced into the compiled step, here while the replay fills.
     self._learner.constrain = self._controller.constrain
-    self._compile_ahead()
+    if self._learner.compile_ahead():
+      common.mark(self._config, 'learner', 'compiled')
     sync_every = self._controller.update_every
     period_s = save_period_s(self._config)
     next_save = None

@@ -24,42 +24,31 @@ from launch.nodes import learner as learner_node
 from quarl import envs
 
 
-def _learner_and_peers(run_dir, agent, env, **overrides):
-  """(learner node, counter server, config, stop the servers) with 300
-  transitions queued."""
+@pytest.fixture
+def learner_and_peers(tmp_path):
+  """(learner node, counter server, config) with 300 transitions queued."""
   config = cli.make_run_config(
-      agent=agent, env=env, actor_precision='int8',
-      num_actors=1, run_dir=str(run_dir), seed=0, max_seconds=60,
+      agent='d4pg', env='gym:Pendulum-v1', actor_precision='int8',
+      num_actors=1, run_dir=str(tmp_path), seed=0, max_seconds=60,
       max_actor_steps=None, publish_period='5s', eval_episodes=1,
       launch_type='local_mt', learner_compile='graph',
-      agent_overrides=dict(min_replay_size=100, batch_size=16, **overrides))
+      agent_overrides=dict(min_replay_size=100, batch_size=16,
+                           policy_layers=(32, 32), critic_layers=(32, 32)))
   flags.FLAGS.mark_as_parsed()  # Launchpad's flags, at their defaults.
   worker_manager.WorkerManager(register_in_thread=True)  # lp.stop_event().
   stop.reset_in_process()
-  built = common.make_agent(config)
-  replay_server = reverb.Server(built.replay_tables())
+  agent = common.make_agent(config)
+  replay_server = reverb.Server(agent.replay_tables())
   replay = reverb.Client(f'localhost:{replay_server.port}')
   counter_server = courier_utils.make_courier_server(
       counter_node.CounterNode(config), port=0)
   counter_server.Start()
   counter = courier_client.Client(f'localhost:{counter_server.port}')
-  _fill(built, replay, config, transitions=300)
+  _fill(agent, replay, config, transitions=300)
   node = learner_node.LearnerNode(replay, counter, config)
-
-  def stop_servers():
-    counter_server.Stop()
-    replay_server.stop()
-  return node, counter_server, config, stop_servers
-
-
-@pytest.fixture
-def learner_and_peers(tmp_path):
-  """(learner node, counter server, config): D4PG on Pendulum."""
-  node, counter_server, config, stop_servers = _learner_and_peers(
-      tmp_path, 'd4pg', 'gym:Pendulum-v1', policy_layers=(32, 32),
-      critic_layers=(32, 32))
   yield node, counter_server, config
-  stop_servers()
+  counter_server.Stop()
+  replay_server.stop()
 
 
 def _fill(agent, replay, config, transitions):
@@ -157,41 +146,3 @@ def test_periodic_saves_leave_the_replay_table_to_a_thread(learner_and_peers):
   release.set()
   node._save_for_resume()  # pylint: disable=protected-access
   assert not saver.is_alive() and len(written) == 2
-
-
-def test_no_weights_are_served_while_compile_ahead_has_them_changed(
-    tmp_path):
-  """compile_ahead runs the update once on a batch of zeros and then puts
-  every weight back; DQN's zero priorities make the weights NaN meanwhile,
-  and a quantizer served them would refuse its first publish."""
-  node, _, _, stop_servers = _learner_and_peers(tmp_path, 'dqn',
-                                                'gym:CartPole-v1')
-  learner = node._learner  # pylint: disable=protected-access
-  before = learner.get_variables(['policy'])[0]
-  update, stand_in_ran, served = learner._update, threading.Event(), []  # pylint: disable=protected-access
-
-  class UpdateThenLinger:
-    """The real update; then time for a reader to look before the weights
-    are put back."""
-    get_concrete_function = update.get_concrete_function
-
-    def __call__(self, sample):
-      fetches = update(sample)
-      served.append(learner.get_variables(['policy'])[0])  # Unguarded.
-      stand_in_ran.set()
-      time.sleep(1.0)
-      return fetches
-
-  learner._update = UpdateThenLinger()  # pylint: disable=protected-access
-  reader = threading.Thread(target=lambda: stand_in_ran.wait(30) and
-                            served.append(node.get_variables(['policy'])[0]))
-  reader.start()
-  try:
-    node._compile_ahead()  # pylint: disable=protected-access
-    reader.join(timeout=30)
-  finally:
-    stop_servers()
-  mid_compile, through_the_node = served
-  assert not all(np.isfinite(w).all() for w in mid_compile)  # The hazard.
-  for got, want in zip(through_the_node, before):
-    np.testing.assert_array_equal(got, want)
