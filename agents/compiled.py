@@ -68,7 +68,7 @@ class CompiledLearnerMixin(abc.ABC):
     averages the online weights)."""
 
   def compile_ahead(self) -> bool:
-    """Traces and compiles the update on a batch of zeros shaped like a
+    """Traces and compiles the update on a batch of ones shaped like a
     sample, then puts back every variable the update touched.
 
     Called while the replay fills, it takes the compile (seconds of CPU) off
@@ -79,7 +79,10 @@ class CompiledLearnerMixin(abc.ABC):
     if spec is None or not all(s.shape.is_fully_defined()
                                for s in tf.nest.flatten(spec)):
       return False
-    stand_in = tf.nest.map_structure(lambda s: tf.zeros(s.shape, s.dtype),
+    # Ones, not zeros: the weights can be read before they are put back, and
+    # a prioritized sample with zero probabilities has infinite importance
+    # weights (DQN's update then made them NaN).
+    stand_in = tf.nest.map_structure(lambda s: tf.ones(s.shape, s.dtype),
                                      spec)
     # Tracing creates the optimizers' slots; the update may touch only the
     # variables it captures, so those are what is saved and put back.

@@ -24,31 +24,42 @@ from launch.nodes import learner as learner_node
 from quarl import envs
 
 
-@pytest.fixture
-def learner_and_peers(tmp_path):
-  """(learner node, counter server, config) with 300 transitions queued."""
+def _learner_and_peers(run_dir, agent, env, **overrides):
+  """(learner node, counter server, config, stop the servers) with 300
+  transitions queued."""
   config = cli.make_run_config(
-      agent='d4pg', env='gym:Pendulum-v1', actor_precision='int8',
-      num_actors=1, run_dir=str(tmp_path), seed=0, max_seconds=60,
+      agent=agent, env=env, actor_precision='int8',
+      num_actors=1, run_dir=str(run_dir), seed=0, max_seconds=60,
       max_actor_steps=None, publish_period='5s', eval_episodes=1,
       launch_type='local_mt', learner_compile='graph',
-      agent_overrides=dict(min_replay_size=100, batch_size=16,
-                           policy_layers=(32, 32), critic_layers=(32, 32)))
+      agent_overrides=dict(min_replay_size=100, batch_size=16, **overrides))
   flags.FLAGS.mark_as_parsed()  # Launchpad's flags, at their defaults.
   worker_manager.WorkerManager(register_in_thread=True)  # lp.stop_event().
   stop.reset_in_process()
-  agent = common.make_agent(config)
-  replay_server = reverb.Server(agent.replay_tables())
+  built = common.make_agent(config)
+  replay_server = reverb.Server(built.replay_tables())
   replay = reverb.Client(f'localhost:{replay_server.port}')
   counter_server = courier_utils.make_courier_server(
       counter_node.CounterNode(config), port=0)
   counter_server.Start()
   counter = courier_client.Client(f'localhost:{counter_server.port}')
-  _fill(agent, replay, config, transitions=300)
+  _fill(built, replay, config, transitions=300)
   node = learner_node.LearnerNode(replay, counter, config)
+
+  def stop_servers():
+    counter_server.Stop()
+    replay_server.stop()
+  return node, counter_server, config, stop_servers
+
+
+@pytest.fixture
+def learner_and_peers(tmp_path):
+  """(learner node, counter server, config): D4PG on Pendulum."""
+  node, counter_server, config, stop_servers = _learner_and_peers(
+      tmp_path, 'd4pg', 'gym:Pendulum-v1', policy_layers=(32, 32),
+      critic_layers=(32, 32))
   yield node, counter_server, config
-  counter_server.Stop()
-  replay_server.stop()
+  stop_servers()
 
 
 def _fill(agent, replay, config, transitions):
@@ -146,3 +157,35 @@ def test_periodic_saves_leave_the_replay_table_to_a_thread(learner_and_peers):
   release.set()
   node._save_for_resume()  # pylint: disable=protected-access
   assert not saver.is_alive() and len(written) == 2
+
+
+def test_weights_stay_finite_while_compile_ahead_runs_its_stand_in(
+    tmp_path):
+  """compile_ahead runs the update once on a stand-in batch, then puts every
+  weight back; a quantizer may read them in between (it does not wait for
+  the compile). A batch of zeros gave DQN's prioritized sample zero
+  probabilities, infinite importance weights and NaN weights, and the
+  quantizer refused its first publish."""
+  node, _, _, stop_servers = _learner_and_peers(tmp_path, 'dqn',
+                                                'gym:CartPole-v1')
+  learner = node._learner  # pylint: disable=protected-access
+  before = learner.get_variables(['policy'])[0]
+  update, mid_compile = learner._update, []  # pylint: disable=protected-access
+
+  class UpdateThenRead:
+    """The real update, and a read of the weights before they are put back."""
+    get_concrete_function = update.get_concrete_function
+
+    def __call__(self, sample):
+      fetches = update(sample)
+      mid_compile.append(node.get_variables(['policy'])[0])
+      return fetches
+
+  learner._update = UpdateThenRead()  # pylint: disable=protected-access
+  try:
+    assert learner.compile_ahead()
+  finally:
+    stop_servers()
+  assert all(np.isfinite(w).all() for w in mid_compile[0])
+  for got, want in zip(learner.get_variables(['policy'])[0], before):
+    np.testing.assert_array_equal(got, want)
