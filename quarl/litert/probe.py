@@ -97,10 +97,11 @@ class ModelProbe:
       if ready != framing.READY:
         if ready is None:
           child.kill()
-        why = (f'did not start within {STARTUP_TIMEOUT_S:g}s' if ready is None
-               else f'failed to start ({_describe_exit(child.wait())})')
-        child.wait()
-        raise InvalidModelError(f'the LiteRT probe process {why}')
+        code = child.wait()
+        raise InvalidModelError(
+            f'the LiteRT probe process did not start within '
+            f'{STARTUP_TIMEOUT_S:g}s' if ready is None else
+            f'the LiteRT probe process failed to start ({_describe_exit(code)})')
       self._child = child
     return self._child
 
