@@ -29,8 +29,10 @@ def _learner_and_peers(run_dir, agent, env, **overrides):
   transitions queued."""
   config = cli.make_run_config(
       agent=agent, env=env, actor_precision='int8',
-      num_actors=1, run_dir=str(run_dir), seed=0, max_seconds=60,
-      max_actor_steps=None, publish_period='5s', eval_episodes=1,
+      num_actors=1, run_dir=str(run_dir), seed=0,
+      # The tests step the learner themselves; the budget is a backstop that
+      # a slow machine's set-up cannot spend.
+      max_seconds=3600, max_actor_steps=1_000_000, publish_period='5s', eval_episodes=1,
       launch_type='local_mt', learner_compile='graph',
       agent_overrides=dict(min_replay_size=100, batch_size=16, **overrides))
   flags.FLAGS.mark_as_parsed()  # Launchpad's flags, at their defaults.

@@ -107,7 +107,7 @@ def test_a_blocked_main_loop_keeps_the_lease(tmp_path, monkeypatch):
 def test_the_lease_renews_only_inside_its_block(tmp_path):
   run_dir = str(tmp_path)
   with stop.LeaseRenewer(run_dir, period_s=0.1):
-    time.sleep(1.0)  # The main thread busy.
-    assert not stop.lease_expired(run_dir, timeout_s=0.5)
-  time.sleep(1.0)
-  assert stop.lease_expired(run_dir, timeout_s=0.5)
+    time.sleep(4.0)  # The main thread busy, twenty times the period.
+    assert not stop.lease_expired(run_dir, timeout_s=2.0)
+  time.sleep(3.0)
+  assert stop.lease_expired(run_dir, timeout_s=2.0)
