@@ -27,6 +27,7 @@ from launch.config import ACTOR_PRECISIONS
 from quarl.compression.config import COMPRESSION_KINDS
 from quarl.compression.config import CompressionConfig
 from launch.config import LAUNCH_TYPES
+from launch.config import NODE_STARTS
 from launch.config import PRESETS
 from launch.config import PublishPeriod
 from launch.config import RunConfig
@@ -237,6 +238,7 @@ def _check_run(config: RunConfig) -> None:
   _choice('launch_type', config.launch_type, LAUNCH_TYPES)
   _choice('learner_compile', config.learner_compile, COMPILE_MODES)
   _choice('network', config.network, NETWORK_MODES)
+  _choice('node_start', config.node_start, NODE_STARTS)
   if config.network == 'isolated' and config.launch_type == 'hosts':
     raise UsageError('--network=isolated cannot go with --launch_type=hosts: '
                      'nodes on other hosts need the hosts\' shared network '

@@ -37,6 +37,7 @@ class PublishPeriod:
 
 
 LAUNCH_TYPES = ('local_mp', 'local_mt', 'hosts')
+NODE_STARTS = ('fork', 'exec')
 # Hyper-parameter presets every agent's config_for_env understands.
 PRESETS = ('small', 'paper')
 
@@ -98,6 +99,10 @@ class RunConfig:
       False, 'Pin the learner (with the replay server) to cores of its own '
       'and the other nodes to the rest (2 or more cores; on 2, one core '
       'each)')
+  node_start: str = setting(
+      'fork', 'fork or exec: each node process forked from one interpreter '
+      'per host that has already imported TensorFlow, Reverb and Acme '
+      '(start-up paid once), or started as an interpreter of its own')
   network: str = setting(
       'auto', 'auto, isolated or host: a private network namespace (only '
       'loopback), or host networking; auto and isolated refuse to start '

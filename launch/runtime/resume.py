@@ -32,7 +32,7 @@ IDENTITY = ('agent', 'env', 'actor_precision', 'num_actors', 'seed',
             'launch_type', 'publish_sparse', 'compression', 'agent_config')
 MUTABLE = ('max_seconds', 'max_actor_steps', 'eval_episodes', 'eval_every',
            'eval_fp32', 'max_restarts', 'stall_timeout_s', 'network',
-           'hosts_file', 'pin_cpus', 'learner_compile', 'country_iso_code',
+           'hosts_file', 'pin_cpus', 'learner_compile', 'node_start', 'country_iso_code',
            'publish_period', 'compression.log_every',
            # Bookkeeping of this launch, not of the run.
            'run_dir', 'resume', 'start_time')

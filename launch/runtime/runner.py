@@ -103,7 +103,8 @@ def _launch_and_wait(config: RunConfig) -> supervisor.Outcome:
   return supervisor.Supervisor(
       program, plan, config.run_dir, dict(_NODE_ENVIRONMENT, TMPDIR=node_tmp),
       config.max_restarts, errors_log, deadline=budget_deadline(config),
-      stalled=functools.partial(_stalled, config)).run()
+      stalled=functools.partial(_stalled, config),
+      node_start=config.node_start).run()
 
 
 def _stalled(config: RunConfig, group: str,

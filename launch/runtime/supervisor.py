@@ -1,10 +1,12 @@
 """Starts a Launchpad program's nodes as processes, on one host or many, and
 keeps them running to the end of the run.
 
-Each node is started through Launchpad's own process entry with Launchpad's
-serialized program (`PyNode.to_executables`), prefixed by its host's command
-(`ip netns exec NS`, `ssh HOST`, or nothing for this machine), and finds its
-peers through Launchpad's address binding, here a fixed host:port per node.
+Each node runs Launchpad's own process entry with Launchpad's serialized
+program (`PyNode.to_executables`), started through its host's command prefix
+(`ip netns exec NS`, `ssh HOST`, or nothing for this machine): forked by the
+host's fork server (launch/runtime/forkserver.py) or, with --node_start=exec,
+as an interpreter of its own. It finds its peers through Launchpad's address
+binding, here a fixed host:port per node.
 What Launchpad's local launcher does not do, this does: restart an actor,
 evaluator or quantizer that dies (up to `max_restarts` each), stop the run
 when a replay, counter or learner dies, and stop in two waves (launch/runtime/stop.py).
@@ -23,7 +25,7 @@ import signal
 import subprocess
 import tempfile
 import time
-from typing import Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import launchpad as lp
 import portpicker
@@ -31,6 +33,7 @@ from launchpad import address as lp_address
 from launchpad import context
 
 from launch import groups
+from launch.runtime import forkserver
 from launch.runtime import hosts as hosts_lib
 from launch.runtime import stop
 from launch.nodes import threads
@@ -51,6 +54,54 @@ def die_with_parent() -> None:
   ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
+class _ExecProcess:
+  """A node started as an interpreter of its own."""
+
+  def __init__(self, popen: subprocess.Popen):
+    self._popen = popen
+    self.pid = popen.pid
+
+  def poll(self) -> Optional[int]:
+    return self._popen.poll()
+
+  def wait(self, timeout: float = forkserver.ANSWER_TIMEOUT_S
+           ) -> Optional[int]:
+    try:
+      return self._popen.wait(timeout)
+    except subprocess.TimeoutExpired:
+      return None
+
+  def kill(self) -> None:
+    try:
+      os.killpg(self.pid, signal.SIGKILL)
+    except ProcessLookupError:
+      pass
+
+
+class _ExecStarter:
+  """--node_start=exec: each node a fresh interpreter, through the host's
+  prefix (a remote shell carries env and cwd along)."""
+
+  def __init__(self, prefix: Sequence[str]):
+    self._prefix = list(prefix)
+
+  def start(self, argv: Sequence[str], env: Dict[str, str], cwd: str,
+            log_path: str) -> _ExecProcess:
+    command = list(argv)
+    if self._prefix:
+      command = (self._prefix + ['env', '-C', cwd] +
+                 [f'{key}={value}' for key, value in env.items()] + command)
+    with open(log_path, 'ab') as log:
+      return _ExecProcess(subprocess.Popen(
+          command, env=dict(os.environ, **env), cwd=cwd, stdout=log,
+          stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+          start_new_session=True,  # The terminal's Ctrl-C is ours to relay.
+          preexec_fn=die_with_parent))
+
+  def close(self) -> None:
+    pass
+
+
 class _HostPort(lp_address.AbstractAddressBuilder):
   """A node's address on its host, fixed at launch (as Launchpad's
   CLUSTER_SPEC builder does on Vertex AI)."""
@@ -68,33 +119,22 @@ class _Node:
   group: str
   host: hosts_lib.Host
   command: List[str]
-  env: Dict[str, str]
+  env: Dict[str, str]  # Set on top of its host's environment.
   log_path: str
-  process: Optional[subprocess.Popen] = None
+  starter: Any = None  # Its host's ForkServer or _ExecStarter.
+  process: Any = None  # What the starter started: poll(), wait(), kill().
   restarts: int = 0
   done: bool = False
   started_at: float = 0.0
 
   def start(self) -> None:
     self.started_at = time.time()
-    command = self.command
-    if self.host.prefix:  # A remote shell starts it: carry env and cwd along.
-      command = (list(self.host.prefix) + ['env', '-C', os.getcwd()] +
-                 [f'{key}={value}' for key, value in self.env.items()] +
-                 command)
-    with open(self.log_path, 'ab') as log:
-      self.process = subprocess.Popen(
-          command, env=dict(os.environ, **self.env), stdout=log,
-          stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-          start_new_session=True,  # The terminal's Ctrl-C is ours to relay.
-          preexec_fn=die_with_parent)
+    self.process = self.starter.start(self.command, self.env, os.getcwd(),
+                                      self.log_path)
 
   def kill(self) -> None:
     if self.process and self.process.poll() is None:
-      try:
-        os.killpg(self.process.pid, signal.SIGKILL)
-      except ProcessLookupError:
-        pass
+      self.process.kill()
 
 
 @dataclasses.dataclass
@@ -158,7 +198,8 @@ class Supervisor:
   def __init__(self, program: lp.Program, plan: hosts_lib.HostsPlan,
                run_dir: str, node_env: Dict[str, str], max_restarts: int,
                errors_log: str, deadline: Optional[float] = None,
-               stalled: Optional[Callable[[str, float], Optional[str]]] = None):
+               stalled: Optional[Callable[[str, float], Optional[str]]] = None,
+               node_start: str = 'fork'):
     """`deadline`: time.time() past which the launcher itself ends the run
     as budget spent (the evaluator normally does, earlier);
     `stalled(group, seconds_running)`: why a node of that group, running
@@ -168,6 +209,8 @@ class Supervisor:
     self._errors_log = errors_log
     self._deadline = deadline
     self._stalled = stalled or (lambda group, seconds_running: None)
+    self._node_env = node_env
+    self._node_start = node_start
     self._nodes = _bind_and_build(program, plan, run_dir, node_env)
     self._interrupts = 0
     self._requested = None  # The first stop this launcher asked for.
@@ -196,8 +239,11 @@ class Supervisor:
       node.restarts += 1
       self._log(f'{node.name} {how}; restart '
                 f'{node.restarts}/{self._max_restarts}')
-      node.start()
-      return
+      try:
+        node.start()
+        return
+      except (forkserver.ForkServerError, OSError) as error:
+        how = f'{how} and could not restart: {error}'
     node.done = True
     why = (f'after {node.restarts} restarts'
            if groups.restartable(node.group) else 'which the run cannot lose')
@@ -225,22 +271,50 @@ class Supervisor:
                     f'({free} bytes free)')
 
   def _stopping_wave(self, nodes: Sequence[_Node], timeout_s: float) -> None:
+    started = [n for n in nodes if n.process]
     deadline = time.time() + timeout_s
     while time.time() < deadline and any(
-        n.process.poll() is None for n in nodes):
+        n.process.poll() is None for n in started):
       time.sleep(POLL_S)
-    for node in nodes:
+    for node in started:
       node.kill()
       node.process.wait()
+
+  def _starters(self) -> List[Any]:
+    """One starter per host; fork servers begin importing at once."""
+    starters = {}
+    for node in self._nodes:
+      host = node.host
+      if host.name not in starters:
+        starters[host.name] = _ExecStarter(host.prefix) if (
+            self._node_start == 'exec') else forkserver.ForkServer(
+                forkserver.server_command(host.prefix, node.command[0],
+                                          self._node_env),
+                dict(os.environ, **self._node_env),
+                os.path.join(os.path.dirname(node.log_path),
+                             f'forkserver_{host.name}.log'),
+                preexec_fn=die_with_parent)
+      node.starter = starters[host.name]
+    return list(starters.values())
+
+  def _start_nodes(self) -> None:
+    for node in self._nodes:
+      try:
+        node.start()
+      except (forkserver.ForkServerError, OSError) as error:
+        node.done = True
+        self._request(f'failed: node {node.name} could not start: {error}')
+        return
 
   def run(self) -> Outcome:
     handlers = install_signal_handlers(
         {signum: self._on_signal for signum in (signal.SIGINT, signal.SIGTERM,
                                                 signal.SIGHUP)})
+    starters = []
     try:
       with stop.LeaseRenewer(self._run_dir):
-        for node in self._nodes:
-          node.start()
+        starters = self._starters()
+        self._start_nodes()
         while stop.reason(self._run_dir) is None:
           self._watch()
           time.sleep(POLL_S)
@@ -252,6 +326,8 @@ class Supervisor:
     finally:
       for node in self._nodes:
         node.kill()
+      for starter in starters:
+        starter.close()
       install_signal_handlers(handlers)
     reason = stop.reason(self._run_dir)
     if reason == stop.UNREADABLE_REASON and self._requested:

@@ -90,7 +90,8 @@ def test_same_run_with_new_budgets_and_logging_resumes(tmp_path):
         run_dir, max_seconds=600.0, max_actor_steps=10_000,
         publish_period=PublishPeriod(500, 'steps'), eval_episodes=5,
         eval_every=100, eval_fp32=True, max_restarts=0, network='host',
-        pin_cpus=True, learner_compile='graph', country_iso_code='FRA',
+        pin_cpus=True, learner_compile='graph', node_start='exec',
+        country_iso_code='FRA',
         resume=True, start_time=123.0,
         compression=CompressionConfig(log_every=7))
     changed = dataclasses.replace(changed, run_dir=str(run_dir) + '/')

@@ -7,6 +7,7 @@ import time
 
 import cloudpickle
 import launchpad as lp
+import pytest
 
 from launch.runtime import hosts
 from launch.runtime import stop
@@ -53,21 +54,24 @@ def _program(run_dir, last_node):
   return program
 
 
-def _supervise(tmp_path, last_node, max_restarts=0):
+def _supervise(tmp_path, last_node, max_restarts=0, node_start='fork'):
   run_dir = str(tmp_path)
   program = _program(run_dir, last_node)
   groups = list(program.groups)
   return supervisor.Supervisor(
       program, hosts.local_plan(groups), run_dir, {}, max_restarts,
-      os.path.join(run_dir, 'node_errors.log')).run()
+      os.path.join(run_dir, 'node_errors.log'), node_start=node_start).run()
 
 
 def _exit_time(tmp_path, name):
   return float((tmp_path / f'{name}.exited').read_text())
 
 
-def test_lp_stop_is_a_stop_request_and_services_stop_last(tmp_path):
-  outcome = _supervise(tmp_path, ('evaluator', _call_lp_stop, str(tmp_path)))
+@pytest.mark.parametrize('node_start', ['fork', 'exec'])
+def test_lp_stop_is_a_stop_request_and_services_stop_last(tmp_path,
+                                                          node_start):
+  outcome = _supervise(tmp_path, ('evaluator', _call_lp_stop, str(tmp_path)),
+                       node_start=node_start)
   assert stop.reason(str(tmp_path)) == supervisor.LP_STOP_REASON
   assert outcome.reason == supervisor.LP_STOP_REASON
   assert outcome.hosts == {'replay': 'localhost', 'learner': 'localhost',
@@ -75,8 +79,10 @@ def test_lp_stop_is_a_stop_request_and_services_stop_last(tmp_path):
   assert _exit_time(tmp_path, 'learner') <= _exit_time(tmp_path, 'replay')
 
 
-def test_dying_actor_is_restarted_then_fails_the_run(tmp_path):
-  outcome = _supervise(tmp_path, ('actor', _crash), max_restarts=2)
+@pytest.mark.parametrize('node_start', ['fork', 'exec'])
+def test_dying_actor_is_restarted_then_fails_the_run(tmp_path, node_start):
+  outcome = _supervise(tmp_path, ('actor', _crash), max_restarts=2,
+                       node_start=node_start)
   assert 'node actor_0 exited with code 1 (after 2 restarts)' in (
       outcome.reason)
   assert summary_lib.run_status(outcome.reason, budget_reached=True)[0] == (
