@@ -43,6 +43,11 @@ def _crash():
   raise RuntimeError('actor failed on purpose')
 
 
+def _kill_my_fork_server():
+  os.kill(os.getppid(), 9)
+  time.sleep(30)
+
+
 def _program(run_dir, last_node):
   program = lp.Program('supervised')
   with program.group('replay'):
@@ -117,3 +122,12 @@ def test_the_lease_renews_only_inside_its_block(tmp_path):
     assert not stop.lease_expired(run_dir, timeout_s=2.0)
   time.sleep(3.0)
   assert stop.lease_expired(run_dir, timeout_s=2.0)
+
+
+def test_a_dead_fork_server_fails_the_run(tmp_path):
+  outcome = _supervise(tmp_path, ('actor', _kill_my_fork_server),
+                       max_restarts=2)
+  assert outcome.reason.startswith('failed: node '), outcome.reason
+  assert 'exited with code -15' in outcome.reason, outcome.reason
+  log = (tmp_path / 'logs' / 'nodes' / 'forkserver_localhost.log')
+  assert 'imported launch.program' in log.read_text()
