@@ -108,3 +108,12 @@ def test_compile_ahead_leaves_the_learner_as_it_was(name):
   np.testing.assert_array_equal(ahead_losses, losses)
   for got, want in zip(ahead_weights, weights):
     np.testing.assert_array_equal(got, want)
+
+
+def test_autograph_leaves_sonnet_modules_as_they_are():
+  """agents.compiled's rule: half of each learner's trace was AutoGraph
+  converting Sonnet's code, which branches on Python values only."""
+  import sonnet as snt  # pylint: disable=g-import-not-at-top
+  from tensorflow.python.autograph.impl import conversion  # pylint: disable=g-import-not-at-top,g-direct-tensorflow-import
+  assert conversion.is_allowlisted(snt.Linear(2).__call__)
+  assert not conversion.is_allowlisted(agents.compiled.SampleFeed.__next__)
