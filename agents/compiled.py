@@ -23,8 +23,8 @@ REPORT_EVERY_S = 1.0
 
 # AutoGraph leaves Sonnet's code as it is: its modules branch on Python
 # values only, and where Sonnet wants AutoGraph (its optimizers) it converts
-# its own code. Converting them was half of every learner's trace: 2.1 of
-# 4.0 s of CPU for D4PG at batch 256, on the path to the first step.
+# its own code. Converting them was about half of a learner's trace, on the
+# path to the first step (`python -m benchmarks.learner_trace`).
 autograph_config.CONVERSION_RULES = (
     (autograph_config.DoNotConvert('sonnet'),) +
     autograph_config.CONVERSION_RULES)
