@@ -180,6 +180,7 @@ def _become_node(request: dict, private_fds: Sequence[int],
       os._exit(1)  # pylint: disable=protected-access
     for signum in (signal.SIGTERM, signal.SIGCHLD):
       signal.signal(signum, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
     for fd in private_fds:
       os.close(fd)
     log = os.open(request['log'], os.O_WRONLY | os.O_CREAT | os.O_APPEND,
@@ -204,10 +205,18 @@ def _become_node(request: dict, private_fds: Sequence[int],
 
 
 def _kill_all(children: Dict[int, bool], signum: int) -> None:
+  """Signals each child's process group; a child that has not yet called
+  setsid() has none, so it is signalled itself (an unreaped child's pid
+  cannot have been reused)."""
   for pid in children:
     try:
       os.killpg(pid, signum)
-    except (ProcessLookupError, PermissionError):
+    except ProcessLookupError:
+      try:
+        os.kill(pid, signum)
+      except ProcessLookupError:
+        pass
+    except PermissionError:
       pass
 
 
@@ -249,11 +258,16 @@ def serve(in_fd: int, out_fd: int) -> None:
         if request['kill'] in children:
           _kill_all({request['kill']: True}, request['signal'])
         continue
+      # SIGTERM waits until the child has dropped the server's handler.
+      signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
       try:
         pid = os.fork()
       except OSError as error:
         _write(out_fd, {'error': f'fork failed: {error}'})
         continue
+      finally:
+        if os.getpid() == server_pid:
+          signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
       if pid == 0:
         _become_node(request, (in_fd, out_fd), server_pid)
       children[pid] = True
