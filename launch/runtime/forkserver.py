@@ -29,7 +29,7 @@ import subprocess
 import sys
 import threading
 import time
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, Iterable, List, Optional, Sequence, Set
 
 # Generous for a loaded machine: the first answer waits for the imports.
 ANSWER_TIMEOUT_S = 300.0
@@ -204,7 +204,7 @@ def _become_node(request: dict, private_fds: Sequence[int],
   raise SystemExit(0)
 
 
-def _kill_all(children: Dict[int, bool], signum: int) -> None:
+def _kill_all(children: Iterable[int], signum: int) -> None:
   """Signals each child's process group; a child that has not yet called
   setsid() has none, so it is signalled itself (an unreaped child's pid
   cannot have been reused)."""
@@ -222,7 +222,7 @@ def _kill_all(children: Dict[int, bool], signum: int) -> None:
 
 def serve(in_fd: int, out_fd: int) -> None:
   """Forks a child per start request until its input closes."""
-  children: Dict[int, bool] = {}
+  children: Set[int] = set()
   server_pid = os.getpid()
 
   def end(signum, frame):
@@ -241,7 +241,7 @@ def serve(in_fd: int, out_fd: int) -> None:
         break
       if pid == 0:
         break
-      children.pop(pid, None)
+      children.discard(pid)
       _write(out_fd, {'exited': pid,
                       'code': os.waitstatus_to_exitcode(status)})
     if not readable:
@@ -256,7 +256,7 @@ def serve(in_fd: int, out_fd: int) -> None:
       request = json.loads(line)
       if 'kill' in request:
         if request['kill'] in children:
-          _kill_all({request['kill']: True}, request['signal'])
+          _kill_all([request['kill']], request['signal'])
         continue
       # SIGTERM waits until the child has dropped the server's handler.
       signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
@@ -270,7 +270,7 @@ def serve(in_fd: int, out_fd: int) -> None:
           signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
       if pid == 0:
         _become_node(request, (in_fd, out_fd), server_pid)
-      children[pid] = True
+      children.add(pid)
       _write(out_fd, {'pid': pid})
 
 
