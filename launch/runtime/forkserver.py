@@ -31,6 +31,8 @@ import threading
 import time
 from typing import Dict, Iterable, List, Optional, Sequence, Set
 
+from launch.runtime import hosts
+
 # Generous for a loaded machine: the first answer waits for the imports.
 ANSWER_TIMEOUT_S = 300.0
 PRELOAD = ('launch.program',)
@@ -149,13 +151,9 @@ class ForkServer:
 
 def server_command(prefix: Sequence[str], interpreter: str,
                    env: Dict[str, str]) -> List[str]:
-  """Starts the server through a host's prefix; a remote shell carries
-  `env` and the working directory along."""
-  command = [interpreter, '-m', 'launch.runtime.forkserver']
-  if not prefix:
-    return command
-  return (list(prefix) + ['env', '-C', os.getcwd()] +
-          [f'{key}={value}' for key, value in env.items()] + command)
+  """Starts the server through a host's prefix."""
+  return hosts.through_prefix(prefix, os.getcwd(), env,
+                              [interpreter, '-m', 'launch.runtime.forkserver'])
 
 
 # The server.

@@ -24,7 +24,7 @@ import json
 import os
 import re
 import shlex
-from typing import Any, Mapping, Sequence, Tuple
+from typing import Any, List, Mapping, Sequence, Tuple
 
 import yaml
 
@@ -57,6 +57,16 @@ class HostsPlan:
     """Node `index` of `group`: round-robin over the group's hosts."""
     names = self.groups[group]
     return self.hosts[names[index % len(names)]]
+
+
+def through_prefix(prefix: Sequence[str], cwd: str, env: Mapping[str, str],
+                   command: Sequence[str]) -> List[str]:
+  """`command` started through a host's prefix; a remote shell carries the
+  environment and working directory along (`env -C DIR K=V ...`)."""
+  if not prefix:
+    return list(command)
+  return (list(prefix) + ['env', '-C', cwd] +
+          [f'{key}={value}' for key, value in env.items()] + list(command))
 
 
 def local_plan(groups: Sequence[str] = GROUPS) -> HostsPlan:

@@ -87,10 +87,7 @@ class _ExecStarter:
 
   def start(self, argv: Sequence[str], env: Dict[str, str], cwd: str,
             log_path: str) -> _ExecProcess:
-    command = list(argv)
-    if self._prefix:
-      command = (self._prefix + ['env', '-C', cwd] +
-                 [f'{key}={value}' for key, value in env.items()] + command)
+    command = hosts_lib.through_prefix(self._prefix, cwd, env, argv)
     with open(log_path, 'ab') as log:
       return _ExecProcess(subprocess.Popen(
           command, env=dict(os.environ, **env), cwd=cwd, stdout=log,
