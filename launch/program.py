@@ -25,9 +25,11 @@ from launch.nodes import threads
 
 def _replay_tables(config: RunConfig):
   """Runs in the replay node's process (its one hook), so it also places
-  the process on its cores (the learner's, under --pin_cpus) and starts its
-  stop watcher: replay serves until the second stop wave."""
+  the process on its cores (the learner's, under --pin_cpus), records its
+  CPU (the pipeline model's learner stage) and starts its stop watcher:
+  replay serves until the second stop wave."""
   threads.apply(config, 'replay')
+  common.record_cpu_time(config, 'replay')
   common.exit_after_stop(config, service=True)
   return common.make_agent(config).replay_tables()
 

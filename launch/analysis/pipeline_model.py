@@ -9,13 +9,18 @@ transitions a step of batch B. Its progress is then
   min(L, A * rho / B) learner steps per second,
 
 actor-bound when A * rho / B < L. Actors k times faster reach a target in
-learner steps sooner by S = min(L, k A rho / B) / min(L, A rho / B): int8
-pays only in actor-bound runs, and only up to the learner's own rate.
+learner steps sooner by S = min(L', k A rho / B) / min(L, A rho / B), L'
+the learner stage's rate under their load: int8 pays only in actor-bound
+runs, and only up to the learner's own rate.
 
 Rates come from the run's own summary.json: A from the actors' steps per
 second over the share of their time not spent in the adder (under a replay
-ratio that share is mostly the limiter's wait), L from the learner's steps
-per CPU-second (its process's CPU, start-up included, so L is a floor).
+ratio that share is mostly the limiter's wait), L from the learner stage's
+steps per CPU-second. That stage is the learner's process and the replay
+server's: the server answers every sample and every actor's insert, and
+under --pin_cpus it shares the learner's core, so faster actors' inserts
+take CPU from the learner. Each run's L therefore carries its own actors'
+insert load, and a speedup compares each arm's own progress.
 """
 from typing import Any, Dict, Mapping, Optional
 
@@ -40,14 +45,15 @@ def speedup(learner_rate: float, actor_rate: float, faster_actor_rate: float,
 
 def predicted_speedup(baseline: Mapping[str, Any],
                       faster: Mapping[str, Any]) -> Optional[float]:
-  """From two runs' `pipeline` figures: the baseline's learner and
-  freshness need, the actor rates of each."""
+  """From two runs' `pipeline` figures: each arm's progress, from its own
+  learner stage and actors, over the baseline's."""
   if not (baseline and faster):
     return None
-  return speedup(baseline['learner_steps_per_cpu_s'],
-                 baseline['actor_steps_per_s_unblocked'],
-                 faster['actor_steps_per_s_unblocked'],
-                 baseline['fresh_transitions_per_learner_step'])
+  fresh = baseline['fresh_transitions_per_learner_step']
+  return (learner_progress(faster['learner_steps_per_cpu_s'],
+                           faster['actor_steps_per_s_unblocked'], fresh) /
+          learner_progress(baseline['learner_steps_per_cpu_s'],
+                           baseline['actor_steps_per_s_unblocked'], fresh))
 
 
 def _rho(replay: Mapping[str, Any]) -> Optional[float]:
@@ -71,17 +77,26 @@ def actor_rate(summary: Mapping[str, Any],
   return rate / busy if busy else None
 
 
-def learner_rate(summary: Mapping[str, Any]) -> Optional[float]:
-  """The learner's steps per CPU-second of its process once stepping: the
-  CPU before its first step (imports, build, compile) is start-up, which
-  the model counts apart and benchmarks/learner_step.py's standalone update
-  excludes too."""
+def learner_cpu_s(summary: Mapping[str, Any]) -> Optional[float]:
+  """The learner process's CPU seconds once stepping: the CPU before its
+  first step (imports, build, compile) is start-up, which the model counts
+  apart and benchmarks/learner_step.py's standalone update excludes too."""
   cpu = (summary.get('node_cpu_seconds') or {}).get('learner')
-  steps = summary.get('learner_steps')
-  if not (cpu and steps):
+  if not cpu:
     return None
   stepping = cpu - (summary.get('learner_startup_cpu_s') or 0.0)
-  return steps / stepping if stepping > 0 else None
+  return stepping if stepping > 0 else None
+
+
+def learner_rate(summary: Mapping[str, Any]) -> Optional[float]:
+  """The learner stage's steps per CPU-second: the learner's stepping CPU
+  plus the replay server's (runs made before the server recorded its CPU
+  count the learner alone)."""
+  cpu, steps = learner_cpu_s(summary), summary.get('learner_steps')
+  if not (cpu and steps):
+    return None
+  replay = (summary.get('node_cpu_seconds') or {}).get('replay', 0.0)
+  return steps / (cpu + replay)
 
 
 def stepping_seconds(summary: Mapping[str, Any]) -> Optional[float]:
@@ -98,11 +113,10 @@ def learner_busy_share(summary: Mapping[str, Any]) -> Optional[float]:
   CPU. Well below 1, the learner waited, for samples or for a core: then
   it, not its steps per CPU-second, sets the run's pace, and the model above
   (which takes L from those) overestimates what faster actors give."""
-  cpu = (summary.get('node_cpu_seconds') or {}).get('learner')
-  stepping = stepping_seconds(summary)
+  cpu, stepping = learner_cpu_s(summary), stepping_seconds(summary)
   if not (cpu and stepping):
     return None
-  return (cpu - (summary.get('learner_startup_cpu_s') or 0.0)) / stepping
+  return cpu / stepping
 
 
 def describe(summary: Mapping[str, Any],
@@ -118,10 +132,15 @@ def describe(summary: Mapping[str, Any],
     return None
   fresh = batch_size / rho
   busy = learner_busy_share(summary)
+  steps = summary['learner_steps']
+  replay = (summary.get('node_cpu_seconds') or {}).get('replay')
   return dict(
       actor_steps_per_s_unblocked=round(actors, 1),
       learner_steps_per_cpu_s=round(learner, 2),
-      learner_cpu_ms_per_step=round(1000.0 / learner, 2),
+      learner_cpu_ms_per_step=round(1000.0 * learner_cpu_s(summary) / steps,
+                                    2),
+      replay_cpu_ms_per_learner_step=(None if replay is None else
+                                      round(1000.0 * replay / steps, 2)),
       learner_busy_share=None if busy is None else round(busy, 3),
       fresh_transitions_per_learner_step=round(fresh, 3),
       bound='actor' if actors / fresh < learner else 'learner',

@@ -19,6 +19,7 @@ class CounterNode(counting.Counter):
   def __init__(self, config: RunConfig):
     super().__init__()
     threads.apply(config, 'counter')
+    common.record_cpu_time(config, 'counter')
     self._path = common.run_path(config, COUNTS_JSON)
     if config.resume and os.path.exists(self._path):
       with open(self._path) as handle:

@@ -50,8 +50,9 @@ def test_int8_d4pg_learns_pendulum(tmp_path):
     # Carbon accounting next to reward and time.
     assert summary['energy_kwh'] > 0 and summary['co2_kg'] > 0
     assert summary['tracking_mode']
-    assert {'learner', 'quantizer', 'actor_0', 'actor_1', 'evaluator'} <= set(
-        summary['node_cpu_seconds'])
+    assert {'learner', 'quantizer', 'actor_0', 'actor_1', 'evaluator',
+            'replay', 'counter'} <= set(summary['node_cpu_seconds'])
+    assert summary['pipeline']['replay_cpu_ms_per_learner_step'] > 0
     # Its start-up CPU (imports, build, compile), as its node recorded it.
     assert 0 < summary['learner_startup_cpu_s'] < (
         summary['node_cpu_seconds']['learner'])

@@ -81,7 +81,29 @@ def test_predicted_speedup_from_two_runs():
     faster = dict(baseline, actor_steps_per_s_unblocked=320.0)
     assert pipeline_model.predicted_speedup(baseline, faster) == (
         pytest.approx(2.0))
+    # The faster actors' inserts cost the replay server CPU on the learner's
+    # core: their arm's learner stage makes 7.5 steps/s, not 10.
+    slowed = dict(faster, learner_steps_per_cpu_s=7.5)
+    assert pipeline_model.predicted_speedup(baseline, slowed) == (
+        pytest.approx(1.5))
     assert pipeline_model.predicted_speedup(None, faster) is None
+
+
+def test_the_replay_servers_cpu_is_part_of_the_learner_stage():
+    # 1000 steps on 80 CPU-s of the learner and 20 of the replay server:
+    # 10 steps per CPU-second of the stage, 20 ms of replay a step.
+    summary = _summary('max_times_sampled', dict(
+        env=0.5, inference=0.5, adder=0.0, refresh=0.0), cpu=80.0)
+    summary['node_cpu_seconds']['replay'] = 20.0
+    assert pipeline_model.learner_rate(summary) == pytest.approx(10.0)
+    described = pipeline_model.describe(summary, 256)
+    assert described['learner_cpu_ms_per_step'] == 80.0
+    assert described['replay_cpu_ms_per_learner_step'] == 20.0
+    # Without the server's record (older runs) the learner alone counts.
+    del summary['node_cpu_seconds']['replay']
+    assert pipeline_model.learner_rate(summary) == pytest.approx(12.5)
+    assert pipeline_model.describe(
+        summary, 256)['replay_cpu_ms_per_learner_step'] is None
 
 
 def test_the_learner_busy_share_is_its_stepping_cpu_over_wall_time():
