@@ -107,6 +107,14 @@ def arm_means(rows: List[Dict]) -> List[Dict]:
                      last5_vs_dense=_mean(r['last5_vs_dense'] for r in group))
            for key, group in groups.items()}
   for (env, method, schedule, sparsity), mean in means.items():
+    seeds = {r['seed'] for r in groups[(env, method, schedule, sparsity)]}
+    dense = _mean(r['last5_return'] for r in rows if r['env'] == env and
+                  r['method'] == 'dense' and r['seed'] in seeds)
+    # One seed whose dense run failed can swing the mean of per-seed ratios
+    # (Hopper): the ratio of the means is the other reading of "of dense".
+    mean['last5_mean_vs_dense_mean'] = (
+        mean['last5_return'] / dense if mean['last5_return'] is not None
+        and dense and dense > 0 else None)
     prune = next((means[k] for k in means if k[0] == env and
                   k[1].startswith('prune') and k[2:] == (schedule, sparsity)),
                  None)
@@ -167,15 +175,18 @@ def target_lines(means: List[Dict]) -> List[str]:
     if mean['lead_points'] is None:
       continue
     lead_ok = mean['lead_points'] >= LEAD_TARGET_POINTS
-    ratio = mean['last5_vs_dense']
-    reward_ok = ratio is not None and ratio >= WITHIN_DENSE
+    ratio, of_means = mean['last5_vs_dense'], mean['last5_mean_vs_dense_mean']
+    # Met only under both readings, so neither is picked for its verdict.
+    reward_ok = all(r is not None and r >= WITHIN_DENSE
+                    for r in (ratio, of_means))
     lines.append(
         f"- {mean['env']} {mean['method']} ({mean['schedule']}, final "
         f"sparsity {mean['sparsity_final']}, {mean['seeds']} seeds): "
         f"{mean['lead_points']:+.1f} points of average CR over pruning "
         f"(target +{LEAD_TARGET_POINTS:g}: {'met' if lead_ok else 'missed'}); "
-        f"last-5 return {analysis.fmt(ratio)} of dense (target "
-        f"{WITHIN_DENSE:g}: {'met' if reward_ok else 'missed'}).")
+        f"last-5 return {analysis.fmt(ratio, 4)} of dense by seed, "
+        f"{analysis.fmt(of_means, 4)} by mean (target {WITHIN_DENSE:g} by "
+        f"both: {'met' if reward_ok else 'missed'}).")
   return lines
 
 
@@ -267,11 +278,13 @@ def write(agent: str, results_dir: str, arms: Sequence,
         r['actor_steps'], r['learner_steps']) for r in rows])
   means_table = analysis.markdown_table(
       ('env', 'method', 'schedule', 's_final', 'seeds', 'average CR',
-       'lead over pruning (points)', 'last-5 return', 'last-5 / dense'),
+       'lead over pruning (points)', 'last-5 return', 'last-5 / dense',
+       'mean last-5 / dense mean'),
       [(m['env'], m['method'], m['schedule'] or '-',
         m['sparsity_final'] or '-', m['seeds'], fmt(m['average_cr']),
         fmt(m['lead_points'], 3), fmt(m['last5_return'], 4),
-        fmt(m['last5_vs_dense'])) for m in means])
+        fmt(m['last5_vs_dense']), fmt(m['last5_mean_vs_dense_mean']))
+       for m in means])
   sections = [
       f'# GST reproduction ({agent}), from `{results_dir}`\n',
       'CR is over the compressed (hidden->hidden) layers unless marked '
@@ -279,7 +292,8 @@ def write(agent: str, results_dir: str, arms: Sequence,
       'CR is the mean of the per-learner-step CR over the run. "Last-5" is '
       f'the mean of the last {LAST_EVALUATIONS} evaluations, "/ dense" '
       'against the dense run of the same seed (n/a when that is not '
-      'positive). Schedules: standard = cubic from 20% to 80% of the '
+      'positive), averaged over seeds; "mean last-5 / dense mean" divides '
+      'the means instead. Schedules: standard = cubic from 20% to 80% of the '
       "learner steps; early = the agent's earlier steps.\n",
       '## Runs\n', runs_table + '\n', '## Mean over seeds\n',
       means_table + '\n']
