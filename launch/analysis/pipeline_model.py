@@ -77,11 +77,15 @@ def actor_rate(summary: Mapping[str, Any],
   return rate / busy if busy else None
 
 
+def _node_cpu_s(summary: Mapping[str, Any], node: str) -> Optional[float]:
+  return (summary.get('node_cpu_seconds') or {}).get(node)
+
+
 def learner_cpu_s(summary: Mapping[str, Any]) -> Optional[float]:
   """The learner process's CPU seconds once stepping: the CPU before its
   first step (imports, build, compile) is start-up, which the model counts
   apart and benchmarks/learner_step.py's standalone update excludes too."""
-  cpu = (summary.get('node_cpu_seconds') or {}).get('learner')
+  cpu = _node_cpu_s(summary, 'learner')
   if not cpu:
     return None
   stepping = cpu - (summary.get('learner_startup_cpu_s') or 0.0)
@@ -95,8 +99,7 @@ def learner_rate(summary: Mapping[str, Any]) -> Optional[float]:
   cpu, steps = learner_cpu_s(summary), summary.get('learner_steps')
   if not (cpu and steps):
     return None
-  replay = (summary.get('node_cpu_seconds') or {}).get('replay', 0.0)
-  return steps / (cpu + replay)
+  return steps / (cpu + (_node_cpu_s(summary, 'replay') or 0.0))
 
 
 def stepping_seconds(summary: Mapping[str, Any]) -> Optional[float]:
@@ -133,7 +136,7 @@ def describe(summary: Mapping[str, Any],
   fresh = batch_size / rho
   busy = learner_busy_share(summary)
   steps = summary['learner_steps']
-  replay = (summary.get('node_cpu_seconds') or {}).get('replay')
+  replay = _node_cpu_s(summary, 'replay')
   return dict(
       actor_steps_per_s_unblocked=round(actors, 1),
       learner_steps_per_cpu_s=round(learner, 2),
