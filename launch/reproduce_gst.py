@@ -19,6 +19,7 @@ sweep resumes on another machine from a checkout that holds them
   python -m launch.reproduce_gst --methods=prune,gst_b4f_b2_s0.25 \
       --sparsities=0.8,0.9,0.95,0.98 --seeds=0            # ultimate CR
   python -m launch.reproduce_gst --agent=a2c                # Breakout
+  python -m launch.reproduce_gst --background --max_seconds=8000  # beside other work
   python -m launch.reproduce_gst --tables_only   # tables from results_dir
 """
 import os
@@ -47,6 +48,11 @@ _RESULTS = flags.DEFINE_string(
 _COMMIT = flags.DEFINE_bool(
     'commit_results', False, "git-commit each finished run's small files "
     'in the repository holding --results_dir, as the run ends.')
+_BACKGROUND = flags.DEFINE_bool(
+    'background', False, "Run at Linux's idle scheduling class, taking only "
+    'CPU nothing else wants, so the sweep can share the machine with timing '
+    'measurements and tests (budgets are env steps: only wall time grows, '
+    'so raise --max_seconds with it).')
 _TABLES_ONLY = flags.DEFINE_bool(
     'tables_only', False, 'Run nothing: write the tables from --results_dir.')
 _UNSET = ' (default: per --agent, AGENT_DEFAULTS)'
@@ -117,7 +123,8 @@ def main(argv):
         after_each=lambda i: gst_plan.record(
             run_dirs[i], os.path.join(results_dir, pending[i].path),
             _COMMIT.value and f'reproduce_gst: {_AGENT.value} '
-            f'{pending[i].path}'))
+            f'{pending[i].path}'),
+        background=_BACKGROUND.value)
   print(gst_report.write(_AGENT.value, results_dir, planned,
                          chosen['max_actor_steps']), flush=True)
 

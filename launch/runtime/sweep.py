@@ -5,7 +5,15 @@ keeps global launch state, so programs are not launched twice in one.
 A Ctrl-C (or SIGTERM/SIGHUP) of the sweep reaches the running child once,
 as the interrupt its launcher handles (it saves and writes its summary), and
 the sweep waits for it; the child also dies with the sweep (a parent-death
-signal), so a killed sweep leaves no run behind."""
+signal), so a killed sweep leaves no run behind.
+
+`background` runs every child at Linux's idle scheduling class (SCHED_IDLE,
+inherited by its nodes and their threads): the sweep then takes only CPU
+nothing else wants, so a long sweep can share a machine with timing
+measurements and tests. A nice-19 sweep is not enough: under the EEVDF
+scheduler it still delays the latency-bound Reverb and Courier calls of
+whatever runs beside it."""
+import functools
 import os
 import signal
 import subprocess
@@ -26,7 +34,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
 
 def run_all(commands: Sequence[List[str]], run_dirs: Sequence[str],
             log=print,
-            after_each: Optional[Callable[[int], None]] = None) -> List[int]:
+            after_each: Optional[Callable[[int], None]] = None,
+            background: bool = False) -> List[int]:
   """Runs `python -m launch.train <args>` for each entry; returns exit codes.
 
   A completed run is skipped and an interrupted one continues (--resume;
@@ -58,7 +67,7 @@ def run_all(commands: Sequence[List[str]], run_dirs: Sequence[str],
       code = _run_child(
           [sys.executable, '-m', 'launch.train', *args,
            f'--run_dir={run_dir}', '--resume' if resume else '--overwrite'],
-          out)
+          out, background)
     codes.append(code)
     if code:
       log(f'[sweep]   exit code {code}; see {run_dir}.log')
@@ -68,13 +77,21 @@ def run_all(commands: Sequence[List[str]], run_dirs: Sequence[str],
   return codes
 
 
-def _run_child(command: List[str], out) -> int:
+def child_setup(background: bool) -> None:
+  """preexec_fn of every run: dies with the sweep and, in the background,
+  runs at the idle scheduling class."""
+  supervisor.die_with_parent()
+  if background:
+    os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+
+
+def _run_child(command: List[str], out, background: bool) -> int:
   """Runs one launch.train to its end; an interrupt of the sweep is relayed
   to it as SIGINT, waited for, then raised (KeyboardInterrupt)."""
   process = subprocess.Popen(
       command, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
       stdin=subprocess.DEVNULL, start_new_session=True,  # Ctrl-C: ours.
-      preexec_fn=supervisor.die_with_parent)
+      preexec_fn=functools.partial(child_setup, background))
   interrupted = []
 
   def relay(signum, frame):
