@@ -125,21 +125,45 @@ def arm_means(rows: List[Dict]) -> List[Dict]:
   return list(means.values())
 
 
+def sweep_means(rows: List[Dict]) -> List[Dict]:
+  """arm_means for the final-sparsity sweep, over the seeds each arm ran at
+  every one of its sparsities (with those seeds' dense runs): a sweep run on
+  seed 0 beside a 3-seed table compares seed 0 with seed 0."""
+  seeds_by_arm: Dict[Tuple, Dict[str, set]] = {}
+  for row in rows:
+    if row['method'] != 'dense':
+      key = (row['env'], row['method'], row['schedule'])
+      seeds_by_arm.setdefault(key, {}).setdefault(
+          row['sparsity_final'], set()).add(row['seed'])
+  kept = {}
+  for (env, method, schedule), by_sparsity in seeds_by_arm.items():
+    if len(by_sparsity) < 2:
+      continue
+    seeds = set.intersection(*by_sparsity.values())
+    for row in rows:
+      if row['env'] == env and row['seed'] in seeds and (
+          row['method'] == 'dense' or
+          (row['method'], row['schedule']) == (method, schedule)):
+        kept[row['run_dir']] = row
+  return arm_means(list(kept.values()))
+
+
 def ultimate(means: List[Dict]) -> List[Tuple]:
-  """Per (env, method, schedule): late/dense at each sparsity and the
-  largest sparsity within WITHIN_DENSE of dense."""
-  table = {}
+  """Per (env, method, schedule) of sweep_means: late/dense at each sparsity
+  and the largest sparsity within WITHIN_DENSE of dense."""
+  table, seeds = {}, {}
   for mean in means:
     if mean['method'] == 'dense':
       continue
     key = (mean['env'], mean['method'], mean['schedule'])
     table.setdefault(key, {})[float(mean['sparsity_final'])] = (
         mean['last5_vs_dense'])
+    seeds[key] = mean['seeds']
   rows = []
   for (env, method, schedule), by_sparsity in table.items():
     kept = [s for s, ratio in by_sparsity.items()
             if ratio is not None and ratio >= WITHIN_DENSE]
-    rows.append((env, method, schedule,
+    rows.append((env, method, schedule, seeds[(env, method, schedule)],
                  ', '.join(f'{s:g}: {analysis.fmt(r)}'
                            for s, r in sorted(by_sparsity.items())),
                  analysis.fmt(max(kept) if kept else None, missing='none')))
@@ -215,8 +239,7 @@ def bound_lines(rows: List[Dict]) -> List[str]:
   return lines
 
 
-def _plots(agent: str, results_dir: str, rows: List[Dict],
-           means: List[Dict]) -> None:
+def _plots(agent: str, results_dir: str, rows: List[Dict]) -> None:
   plots = os.path.join(results_dir, 'plots')
   os.makedirs(plots, exist_ok=True)
   for env in sorted({r['env'] for r in rows}):
@@ -235,17 +258,19 @@ def _plots(agent: str, results_dir: str, rows: List[Dict],
         f'{env}: evaluation return (seed {first_seed})',
         os.path.join(plots, f'return_{name}.png'))
     by_method = {}
-    for mean in means:
+    swept = sweep_means([r for r in rows if r['env'] == env])
+    for mean in swept:
       if mean['env'] == env and mean['method'] != 'dense':
         by_method.setdefault(f"{mean['method']} {mean['schedule']}", []).append(
             (float(mean['sparsity_final']), mean['last5_return']))
-    dense = next((m['last5_return'] for m in means
-                  if m['env'] == env and m['method'] == 'dense'), None)
+    dense = next((m['last5_return'] for m in swept
+                  if m['method'] == 'dense'), None)
     if any(len(points) > 1 for points in by_method.values()):
       analysis.plot_series(
           {label: sorted(p for p in points if p[1] is not None)
            for label, points in by_method.items()},
-          'final sparsity', f'last-{LAST_EVALUATIONS} return (seed mean)',
+          'final sparsity',
+          f'last-{LAST_EVALUATIONS} return (mean over the sweep\'s seeds)',
           f'{env}: return against final sparsity',
           os.path.join(plots, f'sparsity_{name}.png'),
           horizontal=None if dense is None else WITHIN_DENSE * dense)
@@ -264,7 +289,7 @@ def write(agent: str, results_dir: str, arms: Sequence,
     writer.writeheader()
     writer.writerows(rows)
   if rows:
-    _plots(agent, results_dir, rows, means)
+    _plots(agent, results_dir, rows)
   fmt = analysis.fmt
   runs_table = analysis.markdown_table(
       ('env', 'method', 'schedule', 's_final', 'seed', 'average CR',
@@ -301,14 +326,15 @@ def write(agent: str, results_dir: str, arms: Sequence,
   if references:
     sections += ['## Dense TD3 against the TD3 authors\' curve\n',
                  '\n'.join(references) + '\n']
-  ultimate_rows = ultimate(means)
-  if any(', ' in row[3] for row in ultimate_rows):
+  ultimate_rows = ultimate(sweep_means(rows))
+  if ultimate_rows:
     sections += [
         '## Ultimate compression\n',
         f'Largest final sparsity whose last-5 return is >= {WITHIN_DENSE:g} '
-        'of dense (mean over seeds).\n',
+        'of dense (mean over the seeds run at every sparsity).\n',
         analysis.markdown_table(
-            ('env', 'method', 'schedule', 'last-5 / dense by final sparsity',
+            ('env', 'method', 'schedule', 'seeds',
+             'last-5 / dense by final sparsity',
              f'largest within {100 * (1 - WITHIN_DENSE):g}% of dense'),
             ultimate_rows) + '\n']
   targets = target_lines(means)

@@ -240,6 +240,25 @@ def test_a_failed_dense_seed_cannot_carry_the_reward_target():
     assert 'by both: missed' in line and '+30.0 points' in line
 
 
+def test_the_sparsity_sweep_compares_the_seeds_it_ran():
+    # Pruning at 0.9 has 3 seeds, the sweep's other sparsities seed 0 only:
+    # seed 0 alone decides, not a 3-seed mean beside 1-seed points.
+    def row(method, sparsity, seed, late, ratio):
+        return dict(env='e', method=method, schedule='' if method == 'dense'
+                    else 'standard', sparsity_final=sparsity, seed=seed,
+                    average_cr=0.5, last5_return=late,
+                    last5_vs_dense=ratio, run_dir=f'{method}{sparsity}{seed}')
+    rows = [row('dense', '', seed, 1000.0, 1.0) for seed in '012']
+    rows += [row('prune', '0.9', '0', 600.0, 0.6),
+             row('prune', '0.9', '1', 1000.0, 1.0),
+             row('prune', '0.9', '2', 1000.0, 1.0),
+             row('prune', '0.8', '0', 980.0, 0.98),
+             row('prune', '0.95', '0', 500.0, 0.5)]
+    (line,) = gst_report.ultimate(gst_report.sweep_means(rows))
+    assert line == ('e', 'prune', 'standard', 1,
+                    '0.8: 0.98, 0.9: 0.6, 0.95: 0.5', '0.8')
+
+
 def test_emissions_at_puts_resumed_segments_on_the_run_clock(tmp_path):
     # A resumed run's tracker counts again from zero (no run_id column here:
     # the falling duration alone marks the new segment).
