@@ -10,7 +10,8 @@ agent's earlier, shorter schedule (TD3: learner steps 5,000 to 90,000) and
 
 A run's small files (summary.json, evaluator.csv, compression.csv,
 config.json) are copied to --results_dir as it ends; runs already there are
-not run again, and every table is computed from those files alone, so a
+not run again, and every table is computed from those files alone and
+covers every run recorded there, whichever subset this invocation ran. So a
 sweep resumes on another machine from a checkout that holds them
 (--commit_results commits each one as it lands).
 
@@ -125,7 +126,8 @@ def main(argv):
             _COMMIT.value and f'reproduce_gst: {_AGENT.value} '
             f'{pending[i].path}'),
         background=_BACKGROUND.value)
-  print(gst_report.write(_AGENT.value, results_dir, planned,
+  print(gst_report.write(_AGENT.value, results_dir,
+                         gst_plan.recorded(results_dir),
                          chosen['max_actor_steps']), flush=True)
 
 

@@ -1,6 +1,7 @@
 """What reproduce_gst runs: its arms, their schedules and launch.train
 flags, and how a finished run's small files are kept (they are what the
 tables are made from, launch/analysis/gst_report.py)."""
+import json
 import os
 import shutil
 import subprocess
@@ -121,6 +122,32 @@ def arms(chosen: Dict) -> List[Arm]:
           for sparsity in chosen['sparsities']:
             result.append(Arm(env, method, schedule, sparsity, seed))
   return result
+
+
+def recorded(results_dir: str) -> List[Arm]:
+  """Every run whose summary is in results_dir, seed-major, so the tables
+  cover all committed runs whichever subset an invocation ran."""
+  found = []
+  for top, _, files in os.walk(results_dir):
+    if run_dir_lib.SUMMARY_JSON not in files:
+      continue
+    parts = os.path.relpath(top, results_dir).split(os.sep)
+    with open(os.path.join(top, run_dir_lib.SUMMARY_JSON)) as handle:
+      env = json.load(handle).get('env')
+    if env is None or not parts[-1].startswith('seed_'):
+      continue
+    seed = parts[-1][len('seed_'):]
+    if len(parts) == 3 and parts[1] == 'dense':
+      found.append(Arm(env, 'dense', '', '', seed))
+    elif len(parts) == 4 and '_s' in parts[2]:
+      schedule, sparsity = parts[2].split('_s', 1)
+      found.append(Arm(env, parts[1], schedule, sparsity, seed))
+  methods, schedules = list(METHODS), list(SCHEDULES)
+  return sorted(found, key=lambda a: (
+      int(a.seed) if a.seed.isdigit() else a.seed, a.env,
+      methods.index(a.method) if a.method in methods else len(methods),
+      a.method, schedules.index(a.schedule) if a.schedule in schedules else -1,
+      float(a.sparsity or 0)))
 
 
 def schedule_steps(chosen: Dict, arm: Arm) -> List[int]:

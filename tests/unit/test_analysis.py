@@ -156,7 +156,7 @@ def test_circulant_plateau_ignores_the_pruned_phase(tmp_path):
     assert analysis.circulant_plateau(str(tmp_path)) == 0.8125
 
 
-def _fake_gst_run(results_dir, arm_path, returns, cr):
+def _fake_gst_run(results_dir, arm_path, returns, cr, env='ale:Breakout'):
     """A finished reproduce_gst run's small files: evaluations, CR log and
     summary."""
     run_dir = results_dir / arm_path
@@ -175,7 +175,7 @@ def _fake_gst_run(results_dir, arm_path, returns, cr):
     (run_dir / 'summary.json').write_text(json.dumps(dict(
         average_cr=cr, final_cr=cr, final_network_cr=cr,
         final_return=returns[-1], best_return=max(returns), actor_steps=100,
-        learner_steps=len(returns), status='completed')))
+        learner_steps=len(returns), status='completed', env=env)))
 
 
 def _reproduce_gst(*args):
@@ -218,6 +218,33 @@ def test_gst_tables_come_from_the_results_dir_alone(tmp_path):
             'met); last-5 return 1 of dense by seed, 1 by mean (target 0.97 '
             'by both: met)') in result.stdout
     assert (results / 'plots' / 'return_a2c_ale_Breakout.png').exists()
+
+
+def test_a_subset_run_still_tables_every_recorded_run(tmp_path):
+    """A queue that runs one seed or one sparsity at a time must not
+    rewrite the committed tables with only its own runs."""
+    results = tmp_path / 'results'
+    for seed in '01':
+        _fake_gst_run(results, f'ale_Breakout/dense/seed_{seed}',
+                      [0, 10, 10, 10, 10, 10], 0.0)
+        _fake_gst_run(results, f'ale_Breakout/prune_B2/standard_s0.9/'
+                      f'seed_{seed}', [0, 9, 9, 9, 9, 9], 0.5)
+    _fake_gst_run(results, 'ale_Breakout/prune_B2/standard_s0.95/seed_0',
+                  [0, 8, 8, 8, 8, 8], 0.6)
+    (results / 'plots').mkdir()
+    result = _reproduce_gst('--agent=a2c', f'--out_dir={tmp_path / "runs"}',
+                            f'--results_dir={results}', '--seeds=1',
+                            '--methods=dense')
+    assert result.returncode == 0, result.stderr
+    assert '1 of 1 runs already in' in result.stdout
+    with open(results / 'a2c.csv') as handle:
+        rows = [(r['method'], r['sparsity_final'], r['seed'])
+                for r in csv.DictReader(handle)]
+    assert rows == [('dense', '', '0'), ('prune_B2', '0.9', '0'),
+                    ('prune_B2', '0.95', '0'), ('dense', '', '1'),
+                    ('prune_B2', '0.9', '1')]
+    assert '| ale:Breakout | prune_B2 | standard | 0.95 | 0 |' in (
+        result.stdout)
 
 
 def test_a_failed_dense_seed_cannot_carry_the_reward_target():
