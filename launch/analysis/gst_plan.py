@@ -134,9 +134,9 @@ def recorded(results_dir: str) -> List[Arm]:
     parts = os.path.relpath(top, results_dir).split(os.sep)
     with open(os.path.join(top, run_dir_lib.SUMMARY_JSON)) as handle:
       env = json.load(handle).get('env')
-    if env is None or not parts[-1].startswith('seed_'):
-      continue
     seed = parts[-1][len('seed_'):]
+    if env is None or not parts[-1].startswith('seed_') or not seed.isdigit():
+      continue
     if len(parts) == 3 and parts[1] == 'dense':
       found.append(Arm(env, 'dense', '', '', seed))
     elif len(parts) == 4 and '_s' in parts[2]:
@@ -144,7 +144,7 @@ def recorded(results_dir: str) -> List[Arm]:
       found.append(Arm(env, parts[1], schedule, sparsity, seed))
   methods, schedules = list(METHODS), list(SCHEDULES)
   return sorted(found, key=lambda a: (
-      int(a.seed) if a.seed.isdigit() else a.seed, a.env,
+      int(a.seed), a.env,
       methods.index(a.method) if a.method in methods else len(methods),
       a.method, schedules.index(a.schedule) if a.schedule in schedules else -1,
       float(a.sparsity or 0)))
