@@ -126,22 +126,23 @@ def arms(chosen: Dict) -> List[Arm]:
 
 def recorded(results_dir: str) -> List[Arm]:
   """Every run whose summary is in results_dir, seed-major, so the tables
-  cover all committed runs whichever subset an invocation ran."""
+  cover all committed runs whichever subset an invocation ran. A directory
+  is a run only where Arm.path would have written it."""
   found = []
   for top, _, files in os.walk(results_dir):
     if run_dir_lib.SUMMARY_JSON not in files:
       continue
-    parts = os.path.relpath(top, results_dir).split(os.sep)
-    with open(os.path.join(top, run_dir_lib.SUMMARY_JSON)) as handle:
-      env = json.load(handle).get('env')
-    seed = parts[-1][len('seed_'):]
-    if env is None or not parts[-1].startswith('seed_') or not seed.isdigit():
+    path = os.path.relpath(top, results_dir)
+    parts = path.split(os.sep)
+    if len(parts) not in (3, 4):
       continue
-    if len(parts) == 3 and parts[1] == 'dense':
-      found.append(Arm(env, 'dense', '', '', seed))
-    elif len(parts) == 4 and '_s' in parts[2]:
-      schedule, sparsity = parts[2].split('_s', 1)
-      found.append(Arm(env, parts[1], schedule, sparsity, seed))
+    with open(os.path.join(top, run_dir_lib.SUMMARY_JSON)) as handle:
+      env = json.load(handle).get('env', '')
+    schedule, _, sparsity = parts[2].partition('_s') if len(parts) == 4 else (
+        '', '', '')
+    arm = Arm(env, parts[1], schedule, sparsity, parts[-1][len('seed_'):])
+    if arm.path == path and arm.seed.isdigit():
+      found.append(arm)
   methods, schedules = list(METHODS), list(SCHEDULES)
   return sorted(found, key=lambda a: (
       int(a.seed), a.env,
