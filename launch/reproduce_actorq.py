@@ -21,11 +21,17 @@ transition sampled at most 16 times, batch 256: actors never throttled);
 the replay server that feeds it: on a small machine they share its cores.
 
 Target rule (stated in results.md): a task's target return, per seed, is
-floor + 0.9 * (best - floor), where best is the best evaluation return any
-precision reached in that comparison and floor the better of the random and
-zero-action returns: a policy that beats only one of them has learned nothing
-(cartpole balance scores ~745 for doing nothing, ~320 at random). Where no
-run beat the floor there is no target.
+floor + 0.9 * (best - floor), where best is the best evaluation return that
+seed's fp32_tf run reached (--target_from=fp32_tf) or any precision reached
+(--target_from=any), and floor the better of the random and zero-action
+returns: a policy that beats only one of them has learned nothing (cartpole
+balance scores ~745 for doing nothing, ~320 at random). Where no run beat
+the floor there is no target.
+
+A run's small files (RESULT_FILES) are copied to --results_dir as it ends
+(--commit_results commits each as it lands); runs already there are not run
+again and the tables are computed from those files alone, so a map resumes
+from a checkout on another machine, and --tables_only rewrites the tables.
 """
 import csv
 import dataclasses
@@ -49,6 +55,7 @@ from launch.runtime import summary as summary_lib
 from launch.runtime import sweep
 from launch.config import ACTOR_PRECISIONS
 from quarl import envs
+from quarl.carbon import segments
 
 SMALL_TASKS = ('d4pg:gym:Pendulum-v1', 'dqn:gym:CartPole-v1')
 PAPER_TASKS = (
@@ -77,6 +84,17 @@ _FRACTION = flags.DEFINE_float('target_fraction', 0.9,
                                'returns.')
 _EXTRA = flags.DEFINE_list('train_args', [],
                            'Extra launch.train flags, e.g. --publish_period=2s')
+_RESULTS = flags.DEFINE_string(
+    'results_dir', None, "Each finished run's small files, the tables and "
+    'plots; default: --out_dir.')
+_COMMIT = flags.DEFINE_bool(
+    'commit_results', False, "git-commit each finished run's small files in "
+    'the repository holding --results_dir, as the run ends.')
+_TABLES_ONLY = flags.DEFINE_bool(
+    'tables_only', False, 'Run nothing: write the tables from --results_dir.')
+_TARGET_FROM = flags.DEFINE_enum(
+    'target_from', 'any', ['any', 'fp32_tf'], "Whose best return sets a "
+    "seed's target: any precision's, or the fp32_tf baseline's alone.")
 cli.require_positive('max_seconds', 'num_actors')
 flags.register_validator('target_fraction', lambda f: 0 < f <= 1,
                          'must be in (0, 1]')
@@ -114,6 +132,12 @@ def regime_settings(regime: str, agent: str) -> Dict[str, Any]:
   fields = {f.name for f in dataclasses.fields(agents.config_class(agent))}
   return {f'{agent}.{field}': value
           for field, value in REGIMES[regime].items() if field in fields}
+
+
+RESULT_FILES = (run_dir_lib.SUMMARY_JSON, run_dir_lib.EVALUATOR_CSV,
+                run_dir_lib.CONFIG_JSON, run_dir_lib.ACTORS_CSV,
+                run_dir_lib.QUANTIZER_CSV, run_dir_lib.STARTUP_CSV,
+                segments.EMISSIONS_FILE)
 
 
 def _run_dir(out_dir, regime, task, seed, precision):
@@ -186,16 +210,20 @@ def _learning_floor(summary) -> float:
   return max(returns['random'], returns.get('zero_action', returns['random']))
 
 
-def compare_task(out_dir, regime, task, seed, precisions, fraction):
+def compare_task(out_dir, regime, task, seed, precisions, fraction,
+                 target_from='any'):
   """Rows (one per precision) comparing a task's runs at one seed in one
-  regime, plus the target."""
+  regime, plus the target (from the best return of `target_from`'s run, or
+  of any run)."""
   run_dir = lambda p: _run_dir(out_dir, regime, task, seed, p)  # pylint: disable=unnecessary-lambda-assignment
   runs = {p: (_load_summary(run_dir(p)), analysis.load_curve(run_dir(p)))
           for p in precisions}
   done = {p: (s, c) for p, (s, c) in runs.items() if s and c}
   if not done:
     return [], None, {}
-  best = max(r for _, curve in done.values() for _, r in curve)
+  setters = ([done[BASELINE]] if target_from == BASELINE and BASELINE in done
+             else [] if target_from == BASELINE else done.values())
+  best = max((r for _, curve in setters for _, r in curve), default=-math.inf)
   floor = min(_learning_floor(s) for s, _ in done.values()
               if s.get('baseline_returns'))
   target = (analysis.target_return(best, floor, fraction) if best > floor
@@ -312,7 +340,7 @@ def _regime_text(regimes) -> str:
 
 
 def write_results(out_dir, tasks, seeds, precisions, fraction,
-                  regimes=('acme',)):
+                  regimes=('acme',), target_from='any'):
   """results.csv, results.md and plots from whatever runs are on disk."""
   all_rows, speedups, co2_ratios = [], {}, {}
   plots = os.path.join(out_dir, 'plots')
@@ -322,7 +350,7 @@ def write_results(out_dir, tasks, seeds, precisions, fraction,
     task_rows = []
     for seed in seeds:
       rows, target, curves = compare_task(out_dir, regime, task, seed,
-                                          precisions, fraction)
+                                          precisions, fraction, target_from)
       task_rows += rows
       if curves:
         analysis.plot_curves(curves, f'{label} seed {seed}', os.path.join(
@@ -384,8 +412,9 @@ def write_results(out_dir, tasks, seeds, precisions, fraction,
         'Command: `python -m launch.reproduce_actorq '
         f'{" ".join(sys.argv[1:])}`\n\n'
         f'Target rule: target = floor + {fraction} x (best - floor), where '
-        'best is the best evaluation return any precision reached on that '
-        'task and seed and floor is the better of the random-policy and '
+        'best is the best evaluation return '
+        f'{"any precision" if target_from == "any" else "the fp32_tf run"} '
+        'reached on that task and seed and floor is the better of the random-policy and '
         'zero-action returns; "none" where no run beat the floor. Time to '
         'target is the first evaluation at or above it; "not reached" if '
         'none. It is also given from the run\'s first learner step '
@@ -430,10 +459,14 @@ def main(argv):
     extra = launch_settings.from_argv(_EXTRA.value)
   except ValueError as error:
     cli.usage_exit('reproduce_actorq', f'--train_args: {error}')
-  commands, run_dirs = [], []
+  results_dir = _RESULTS.value or _OUT.value
+  commands, run_dirs, kept = [], [], []
   tasks = [task for task, _ in parsed]
   for regime, (task, seconds), seed, precision in itertools.product(
       _REGIMES.value, parsed, _SEEDS.value, _PRECISIONS.value):
+    if _TABLES_ONLY.value or run_dir_lib.finished_status(_run_dir(
+        results_dir, regime, task, seed, precision)) == 'completed':
+      continue
     agent, env = task.split(':', 1)
     commands.append(launch_settings.to_argv({
         'agent': agent, 'env': env, 'actor_precision': precision,
@@ -442,10 +475,14 @@ def main(argv):
         'preset': _PRESET.value, **regime_settings(regime, agent),
         **extra}))
     run_dirs.append(_run_dir(_OUT.value, regime, task, seed, precision))
-  sweep.run_all(commands, run_dirs)
-  write_results(_OUT.value, tasks, _SEEDS.value, _PRECISIONS.value,
-                _FRACTION.value, _REGIMES.value)
-  with open(os.path.join(_OUT.value, 'results.md')) as handle:
+    kept.append(_run_dir(results_dir, regime, task, seed, precision))
+  if commands:
+    sweep.run_all(commands, run_dirs, after_each=lambda i: sweep.record(
+        run_dirs[i], kept[i], RESULT_FILES, _COMMIT.value and
+        f'reproduce_actorq: {os.path.relpath(kept[i], results_dir)}'))
+  write_results(results_dir, tasks, _SEEDS.value, _PRECISIONS.value,
+                _FRACTION.value, _REGIMES.value, _TARGET_FROM.value)
+  with open(os.path.join(results_dir, 'results.md')) as handle:
     print(handle.read())
 
 

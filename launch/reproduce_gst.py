@@ -121,9 +121,9 @@ def main(argv):
     sweep.run_all(
         [launch_settings.to_argv(gst_plan.train_settings(chosen, arm))
          for arm in pending], run_dirs,
-        after_each=lambda i: gst_plan.record(
+        after_each=lambda i: sweep.record(
             run_dirs[i], os.path.join(results_dir, pending[i].path),
-            _COMMIT.value and f'reproduce_gst: {_AGENT.value} '
+            gst_plan.RESULT_FILES, _COMMIT.value and f'reproduce_gst: {_AGENT.value} '
             f'{pending[i].path}'),
         background=_BACKGROUND.value)
   print(gst_report.write(_AGENT.value, results_dir,

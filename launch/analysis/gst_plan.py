@@ -3,9 +3,7 @@ flags, and how a finished run's small files are kept (they are what the
 tables are made from, launch/analysis/gst_report.py)."""
 import json
 import os
-import shutil
-import subprocess
-from typing import Dict, List, NamedTuple, Optional
+from typing import Dict, List, NamedTuple
 
 import agents
 from launch import cli
@@ -181,33 +179,3 @@ def train_settings(chosen: Dict, arm: Arm) -> Dict:
 
 RESULT_FILES = (run_dir_lib.SUMMARY_JSON, run_dir_lib.EVALUATOR_CSV,
                 run_dir_lib.COMPRESSION_CSV, run_dir_lib.CONFIG_JSON)
-
-
-def record(run_dir: str, destination: str, commit_message: Optional[str],
-           log=print) -> None:
-  """Copies a completed run's small files to `destination` and, given a
-  message, commits them; an incomplete run is left to be resumed."""
-  if run_dir_lib.finished_status(run_dir) != 'completed':
-    return
-  os.makedirs(destination, exist_ok=True)
-  copied = []
-  for name in RESULT_FILES:
-    source = os.path.join(run_dir, name)
-    if os.path.exists(source):
-      shutil.copyfile(source, os.path.join(destination, name))
-      copied.append(os.path.join(destination, name))
-  if commit_message:
-    _commit(copied, commit_message, log)
-
-
-def _commit(paths: List[str], message: str, log) -> None:
-  """Commits exactly `paths` (others' staged changes are left alone)."""
-  top = os.path.dirname(paths[0])
-  for command in (['git', 'add', '--', *paths],
-                  ['git', 'commit', '-q', '-m', message, '--', *paths]):
-    result = subprocess.run(command, cwd=top, capture_output=True, text=True,
-                            timeout=60, check=False)
-    if result.returncode:
-      log(f'[reproduce_gst] could not commit {message!r}: '
-          f'{result.stderr.strip() or result.stdout.strip()}')
-      return

@@ -15,6 +15,7 @@ scheduler it still delays the latency-bound Reverb and Courier calls of
 whatever runs beside it."""
 import functools
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -120,3 +121,36 @@ def _run_child(command: List[str], out, background: bool) -> int:
     raise KeyboardInterrupt(f'sweep interrupted; the run stopped with exit '
                             f'code {code}')
   return code
+
+
+def record(run_dir: str, destination: str, names: Sequence[str],
+           commit_message: Optional[str], log=print) -> None:
+  """Copies a completed run's small files (`names`) to `destination` and,
+  given a message, commits them; an incomplete run is left to be resumed.
+  A sweep that records each run as it ends resumes from a checkout."""
+  if run_dir_lib.finished_status(run_dir) != 'completed':
+    return
+  os.makedirs(destination, exist_ok=True)
+  copied = []
+  for name in names:
+    source, kept = os.path.join(run_dir, name), os.path.join(destination,
+                                                             name)
+    if os.path.exists(source):
+      if not os.path.samefile(run_dir, destination):
+        shutil.copyfile(source, kept)
+      copied.append(kept)
+  if commit_message:
+    _commit(copied, commit_message, log)
+
+
+def _commit(paths: List[str], message: str, log) -> None:
+  """Commits exactly `paths` (others' staged changes are left alone)."""
+  top = os.path.dirname(paths[0])
+  for command in (['git', 'add', '--', *paths],
+                  ['git', 'commit', '-q', '-m', message, '--', *paths]):
+    result = subprocess.run(command, cwd=top, capture_output=True, text=True,
+                            timeout=60, check=False)
+    if result.returncode:
+      log(f'[sweep] could not commit {message!r}: '
+          f'{result.stderr.strip() or result.stdout.strip()}')
+      return

@@ -115,6 +115,22 @@ def test_compare_and_write_results(tmp_path):
         assert (tmp_path / 'plots' / plot).stat().st_size > 1000
 
 
+def test_target_from_the_baseline_alone(tmp_path):
+    # int8 peaks higher than fp32_tf; the baseline's best sets the target.
+    task = 'd4pg:gym:Pendulum-v1'
+    _fake_run(tmp_path, task, 'fp32_tf', [(10, -1100.0), (40, -300.0)],
+              co2=2.0)
+    _fake_run(tmp_path, task, 'int8', [(10, -1000.0), (20, -100.0)], co2=1.0)
+    rows = reproduce_actorq.write_results(
+        str(tmp_path), [task], ['0'], ['fp32_tf', 'int8'], 0.9,
+        target_from='fp32_tf')
+    target = -900.0 + 0.9 * (-300.0 + 900.0)  # -360
+    assert [r['target_return'] for r in rows] == [pytest.approx(target)] * 2
+    assert {r['precision']: r['time_to_target_s'] for r in rows} == {
+        'fp32_tf': 40.0, 'int8': 20.0}
+    assert 'the fp32_tf run reached' in (tmp_path / 'results.md').read_text()
+
+
 def test_no_target_where_no_run_beats_doing_nothing(tmp_path):
     # cartpole:balance: doing nothing scores 745; both arms stay below it, so
     # reaching "random + 0.9 (best - random)" would say nothing about learning.

@@ -7,6 +7,7 @@ import pytest
 
 import agents
 from launch.analysis import gst_plan
+from launch.runtime import sweep
 from quarl.compression.config import CompressionConfig
 from launch.config import LaunchOptions
 from launch.config import RunConfig
@@ -109,11 +110,12 @@ def test_a_completed_run_is_recorded_and_committed_alone(tmp_path):
     destination = repo / 'results' / 'env' / 'dense' / 'seed_0'
 
     (run_dir / 'summary.json').write_text(json.dumps({'status': 'failed'}))
-    gst_plan.record(str(run_dir), str(destination), 'msg')
+    sweep.record(str(run_dir), str(destination), gst_plan.RESULT_FILES, 'msg')
     assert not destination.exists()  # Left to be resumed.
 
     (run_dir / 'summary.json').write_text(json.dumps({'status': 'completed'}))
-    gst_plan.record(str(run_dir), str(destination), 'run landed')
+    sweep.record(str(run_dir), str(destination), gst_plan.RESULT_FILES,
+                 'run landed')
     assert sorted(p.name for p in destination.iterdir()) == [
         'evaluator.csv', 'summary.json']
     committed = _git(repo, 'show', '--name-only', '--format=%s', 'HEAD')
