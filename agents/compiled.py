@@ -50,8 +50,11 @@ class SampleFeed:
 class CompiledLearnerMixin(abc.ABC):
   """Shared step loop around a learner's `_compiled_update(sample)`.
 
-  `constrain` (a compression controller's in-graph constraint) may be set
-  until the first step, when the update is traced.
+  `constrain` (a compression controller's in-graph constraint) and
+  `record_gradients` (its in-graph gradient sink, for methods that read the
+  dense gradient) may be set until the first step, when the update is
+  traced; learners that call `_record_gradients` say so in their agent's
+  `records_gradients`.
   """
 
   def _init_compiled(self, samples, compile_mode: str, counter, logger,
@@ -60,6 +63,7 @@ class CompiledLearnerMixin(abc.ABC):
       raise ValueError(f'learner compile mode must be one of {COMPILE_MODES},'
                        f' got {compile_mode!r}')
     self.constrain: Optional[Callable[[], None]] = None
+    self.record_gradients: Optional[Callable[[Any, Any], None]] = None
     self._samples = samples
     self._compile_mode = compile_mode
     self._update = tf.function(self._compiled_update,
@@ -105,6 +109,10 @@ class CompiledLearnerMixin(abc.ABC):
   def _apply_constraint(self) -> None:
     if self.constrain is not None:
       self.constrain()
+
+  def _record_gradients(self, gradients, variables) -> None:
+    if self.record_gradients is not None:
+      self.record_gradients(gradients, variables)
 
   def _after_update(self, fetches: Dict[str, Any]) -> Dict[str, Any]:
     """Host work on the fetches (e.g. priorities); returns what to log."""

@@ -58,6 +58,9 @@ class Agent(abc.ABC):
   # not a replay) and stamp them with the acting model's learner step, which
   # their learners serve exactly (LEARNER_STEP) for the quantizer to record.
   on_policy = False
+  # Whether the learner hands its dense gradients to the compression
+  # controller (agents/compiled.py), as RigL's regrowth needs.
+  records_gradients = False
   # Observations one calibration-table item holds (a transition: one).
   observations_per_item = 1
 

@@ -216,6 +216,14 @@ def make_run_config(*, agent_overrides: Dict[str, Any] = None,
     agent_config = dataclasses.replace(agent_config, samples_per_insert=None)
   _check_agent_config(agent_config)
   _check_env_fits_agent(config)
+  if (compression_lib.needs_gradients(compression.kind) and
+      not agents.lookup(config.agent)[0].records_gradients):
+    raise UsageError(
+        f'--compression.kind={compression.kind} reads the learner\'s dense '
+        f'gradients, which --agent={config.agent}\'s learner does not hand '
+        'over; agents that do: ' + ', '.join(
+            name for name in AGENT_NAMES
+            if agents.lookup(name)[0].records_gradients))
   if compression.kind == 'gst' and compression.reward_reference is None:
     # GST's pause band is measured from the random policy's return (the
     # episodes summary.json's baseline_returns repeats at the end).

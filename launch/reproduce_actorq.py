@@ -21,12 +21,14 @@ transition sampled at most 16 times, batch 256: actors never throttled);
 the replay server that feeds it: on a small machine they share its cores.
 
 Target rule (stated in results.md): a task's target return, per seed, is
-floor + 0.9 * (best - floor), where best is the best evaluation return that
-seed's fp32_tf run reached (--target_from=fp32_tf) or any precision reached
-(--target_from=any), and floor the better of the random and zero-action
-returns: a policy that beats only one of them has learned nothing (cartpole
-balance scores ~745 for doing nothing, ~320 at random). Where no run beat
-the floor there is no target.
+floor + 0.9 * (best - floor), where best is the best evaluation return any
+precision reached in that comparison and floor the better of the random and
+zero-action returns: a policy that beats only one of them has learned
+nothing (cartpole balance scores ~745 for doing nothing, ~320 at random).
+Where no run beat the floor there is no target. The baseline's best alone
+is no reference: a baseline seed that never learns (finger:spin, fp32_tf
+seed 0: best 3.7 where int8 reached 677) would set a target any flicker
+meets.
 
 A run's small files (RESULT_FILES) are copied to --results_dir as it ends
 (--commit_results commits each as it lands); runs already there are not run
@@ -92,9 +94,6 @@ _COMMIT = flags.DEFINE_bool(
     'the repository holding --results_dir, as the run ends.')
 _TABLES_ONLY = flags.DEFINE_bool(
     'tables_only', False, 'Run nothing: write the tables from --results_dir.')
-_TARGET_FROM = flags.DEFINE_enum(
-    'target_from', 'any', ['any', 'fp32_tf'], "Whose best return sets a "
-    "seed's target: any precision's, or the fp32_tf baseline's alone.")
 cli.require_positive('max_seconds', 'num_actors')
 flags.register_validator('target_fraction', lambda f: 0 < f <= 1,
                          'must be in (0, 1]')
@@ -210,20 +209,16 @@ def _learning_floor(summary) -> float:
   return max(returns['random'], returns.get('zero_action', returns['random']))
 
 
-def compare_task(out_dir, regime, task, seed, precisions, fraction,
-                 target_from='any'):
+def compare_task(out_dir, regime, task, seed, precisions, fraction):
   """Rows (one per precision) comparing a task's runs at one seed in one
-  regime, plus the target (from the best return of `target_from`'s run, or
-  of any run)."""
+  regime, plus the target."""
   run_dir = lambda p: _run_dir(out_dir, regime, task, seed, p)  # pylint: disable=unnecessary-lambda-assignment
   runs = {p: (_load_summary(run_dir(p)), analysis.load_curve(run_dir(p)))
           for p in precisions}
   done = {p: (s, c) for p, (s, c) in runs.items() if s and c}
   if not done:
     return [], None, {}
-  setters = ([done[BASELINE]] if target_from == BASELINE and BASELINE in done
-             else [] if target_from == BASELINE else done.values())
-  best = max((r for _, curve in setters for _, r in curve), default=-math.inf)
+  best = max(r for _, curve in done.values() for _, r in curve)
   floor = min(_learning_floor(s) for s, _ in done.values()
               if s.get('baseline_returns'))
   target = (analysis.target_return(best, floor, fraction) if best > floor
@@ -340,7 +335,7 @@ def _regime_text(regimes) -> str:
 
 
 def write_results(out_dir, tasks, seeds, precisions, fraction,
-                  regimes=('acme',), target_from='any'):
+                  regimes=('acme',)):
   """results.csv, results.md and plots from whatever runs are on disk."""
   all_rows, speedups, co2_ratios = [], {}, {}
   plots = os.path.join(out_dir, 'plots')
@@ -350,7 +345,7 @@ def write_results(out_dir, tasks, seeds, precisions, fraction,
     task_rows = []
     for seed in seeds:
       rows, target, curves = compare_task(out_dir, regime, task, seed,
-                                          precisions, fraction, target_from)
+                                          precisions, fraction)
       task_rows += rows
       if curves:
         analysis.plot_curves(curves, f'{label} seed {seed}', os.path.join(
@@ -412,9 +407,8 @@ def write_results(out_dir, tasks, seeds, precisions, fraction,
         'Command: `python -m launch.reproduce_actorq '
         f'{" ".join(sys.argv[1:])}`\n\n'
         f'Target rule: target = floor + {fraction} x (best - floor), where '
-        'best is the best evaluation return '
-        f'{"any precision" if target_from == "any" else "the fp32_tf run"} '
-        'reached on that task and seed and floor is the better of the random-policy and '
+        'best is the best evaluation return any precision reached on that '
+        'task and seed and floor is the better of the random-policy and '
         'zero-action returns; "none" where no run beat the floor. Time to '
         'target is the first evaluation at or above it; "not reached" if '
         'none. It is also given from the run\'s first learner step '
@@ -481,7 +475,7 @@ def main(argv):
         run_dirs[i], kept[i], RESULT_FILES, _COMMIT.value and
         f'reproduce_actorq: {os.path.relpath(kept[i], results_dir)}'))
   write_results(results_dir, tasks, _SEEDS.value, _PRECISIONS.value,
-                _FRACTION.value, _REGIMES.value, _TARGET_FROM.value)
+                _FRACTION.value, _REGIMES.value)
   with open(os.path.join(results_dir, 'results.md')) as handle:
     print(handle.read())
 

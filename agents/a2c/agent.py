@@ -13,6 +13,7 @@ class A2CAgent(onpolicy.OnPolicyAgent):
   each queued trajectory is used once."""
 
   config: A2CConfig
+  records_gradients = True
 
   def network(self) -> networks.ActorCriticNetwork:
     network = networks.ActorCriticNetwork(

@@ -176,6 +176,7 @@ class ActorCriticLearner(compiled.CompiledLearnerMixin, acme.Learner):
           metrics.update(self._off_policy_metrics(log_rhos, batch))
         loss, losses = self._loss(logits, values, targets, batch)
       gradients = tape.gradient(loss, variables)
+      self._record_gradients(gradients, variables)
       gradients, _ = tf.clip_by_global_norm(gradients,
                                             self._max_gradient_norm)
       self._optimizer.apply(gradients, variables)

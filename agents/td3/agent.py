@@ -16,6 +16,7 @@ class TD3Agent(deterministic.DeterministicPolicyAgent):
   """TD3 with per-actor Gaussian exploration and uniform 1-step replay."""
 
   config: TD3Config
+  records_gradients = True
 
   def make_policy_network(self) -> snt.Module:
     return networks.make_policy_network(self.environment_spec.actions,

@@ -150,6 +150,7 @@ class TD3Learner(compiled.CompiledLearnerMixin, acme.Learner):
               critic(transitions.observation, transitions.action) - target_q))
           for critic in self._critics])
     gradients = tape.gradient(critic_loss, variables)
+    self._record_gradients(gradients, variables)
     self._critic_optimizer.apply(gradients, variables)
     return critic_loss
 
@@ -160,6 +161,7 @@ class TD3Learner(compiled.CompiledLearnerMixin, acme.Learner):
       policy_loss = -tf.reduce_mean(
           self._critics[0](observation, self._policy(observation)))
     gradients = tape.gradient(policy_loss, variables)
+    self._record_gradients(gradients, variables)
     self._policy_optimizer.apply(gradients, variables)
     self._policy_loss.assign(policy_loss)
     return tf.no_op()

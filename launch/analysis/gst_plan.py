@@ -32,7 +32,16 @@ METHODS = {
     'gst_proj_s0.25': _gst(4, 0.25, 'projection'),
     'gst_b4f_b2_s0.25': _gst(4, 0.25, 'b4_friendly_b2'),
     'gst_b4f_b4_s0.25': _gst(4, 0.25, 'b4_friendly_b4'),
+    # Sparse training from scratch (quarl/compression/sparse_training.py):
+    # single weights (the field's standard), and 4x4 groups like GST's.
+    'static': {'compression.kind': 'static',
+               'compression.granularity': 'element'},
+    'rigl': {'compression.kind': 'rigl', 'compression.granularity': 'element'},
+    'static_B4': {'compression.kind': 'static', 'compression.block_size': 4},
+    'rigl_B4': {'compression.kind': 'rigl', 'compression.block_size': 4},
 }
+# The arms GST's lead is measured against (prefixes of METHODS' names).
+BASELINES = ('prune', 'static', 'rigl')
 
 # The standard schedule's start and end, as fractions of the learner steps
 # a run's budget makes (rigl's SAC MuJoCo config: 200k to 800k of 1M).

@@ -11,6 +11,7 @@ import os
 import statistics
 from typing import Dict, List, Optional, Sequence, Tuple
 
+from launch.analysis import gst_plan
 from launch.analysis import runs as analysis
 from launch.runtime import run_dir as run_dir_lib
 from launch.runtime import summary as summary_lib
@@ -103,6 +104,7 @@ def arm_means(rows: List[Dict]) -> List[Dict]:
   means = {key: dict(env=key[0], method=key[1], schedule=key[2],
                      sparsity_final=key[3], seeds=len(group),
                      average_cr=_mean(r['average_cr'] for r in group),
+                     final_cr=_mean(r['final_cr'] for r in group),
                      last5_return=_mean(r['last5_return'] for r in group),
                      last5_vs_dense=_mean(r['last5_vs_dense'] for r in group))
            for key, group in groups.items()}
@@ -123,6 +125,32 @@ def arm_means(rows: List[Dict]) -> List[Dict]:
         if method.startswith('gst') and prune and
         mean['average_cr'] is not None else None)
   return list(means.values())
+
+
+def baseline_leads(means: List[Dict]) -> List[Tuple]:
+  """Per GST arm and each baseline arm (pruning, static, RigL) on the same
+  env, schedule and final sparsity: both average CRs, GST's lead, and both
+  last-5 returns against dense."""
+  fmt = analysis.fmt
+  rows = []
+  for gst in means:
+    if not gst['method'].startswith('gst'):
+      continue
+    for other in means:
+      if (other['method'].startswith(gst_plan.BASELINES) and
+          (other['env'], other['schedule'], other['sparsity_final']) ==
+          (gst['env'], gst['schedule'], gst['sparsity_final'])):
+        lead = (None if None in (gst['average_cr'], other['average_cr'])
+                else 100 * (gst['average_cr'] - other['average_cr']))
+        rows.append((
+            gst['env'], gst['method'], gst['schedule'] or '-',
+            gst['sparsity_final'], other['method'],
+            f"{gst['seeds']} / {other['seeds']}", fmt(gst['average_cr']),
+            fmt(other['average_cr']), fmt(lead, 3),
+            fmt(gst['last5_vs_dense'], 4), fmt(other['last5_vs_dense'], 4),
+            fmt(gst['last5_mean_vs_dense_mean'], 4),
+            fmt(other['last5_mean_vs_dense_mean'], 4)))
+  return rows
 
 
 def sweep_means(rows: List[Dict]) -> List[Dict]:
@@ -164,7 +192,7 @@ def ultimate(means: List[Dict]) -> List[Tuple]:
     kept = [s for s, ratio in by_sparsity.items()
             if ratio is not None and ratio >= WITHIN_DENSE]
     rows.append((env, method, schedule, seeds[(env, method, schedule)],
-                 ', '.join(f'{s:g}: {analysis.fmt(r)}'
+                 ', '.join(f'{s:g}: {analysis.fmt(r, 4)}'
                            for s, r in sorted(by_sparsity.items())),
                  analysis.fmt(max(kept) if kept else None, missing='none')))
   return rows
@@ -303,12 +331,12 @@ def write(agent: str, results_dir: str, arms: Sequence,
         r['actor_steps'], r['learner_steps']) for r in rows])
   means_table = analysis.markdown_table(
       ('env', 'method', 'schedule', 's_final', 'seeds', 'average CR',
-       'lead over pruning (points)', 'last-5 return', 'last-5 / dense',
-       'mean last-5 / dense mean'),
+       'final CR', 'lead over pruning (points)', 'last-5 return',
+       'last-5 / dense', 'mean last-5 / dense mean'),
       [(m['env'], m['method'], m['schedule'] or '-',
         m['sparsity_final'] or '-', m['seeds'], fmt(m['average_cr']),
-        fmt(m['lead_points'], 3), fmt(m['last5_return'], 4),
-        fmt(m['last5_vs_dense']), fmt(m['last5_mean_vs_dense_mean']))
+        fmt(m['final_cr']), fmt(m['lead_points'], 3), fmt(m['last5_return'], 4),
+        fmt(m['last5_vs_dense'], 4), fmt(m['last5_mean_vs_dense_mean'], 4))
        for m in means])
   sections = [
       f'# GST reproduction ({agent}), from `{results_dir}`\n',
@@ -322,6 +350,20 @@ def write(agent: str, results_dir: str, arms: Sequence,
       "learner steps; early = the agent's earlier steps.\n",
       '## Runs\n', runs_table + '\n', '## Mean over seeds\n',
       means_table + '\n']
+  leads = baseline_leads(means)
+  if any(not row[4].startswith('prune') for row in leads):
+    sections += [
+        '## GST against each baseline\n',
+        'Same env, schedule and final sparsity; seeds are GST\'s / the '
+        'baseline\'s. static and rigl train sparse from scratch (element '
+        'masks; _B4: 4x4 groups), so their average CR is their final CR '
+        'from step 0.\n',
+        analysis.markdown_table(
+            ('env', 'GST arm', 'schedule', 's_final', 'baseline', 'seeds',
+             'GST average CR', 'baseline average CR', 'GST lead (points)',
+             'GST last-5 / dense', 'baseline last-5 / dense',
+             'GST mean / dense mean', 'baseline mean / dense mean'),
+            leads) + '\n']
   references = reference_lines(rows, max_actor_steps) if rows else []
   if references:
     sections += ['## Dense TD3 against the TD3 authors\' curve\n',

@@ -185,6 +185,8 @@ class LearnerNode:
     self._log_compression()
     # Traced into the compiled step, here while the replay fills.
     self._learner.constrain = self._controller.constrain
+    if self._controller.needs_gradients:
+      self._learner.record_gradients = self._controller.record_gradients
     if self._learner.compile_ahead():
       common.mark(self._config, 'learner', 'compiled')
     sync_every = self._controller.update_every

@@ -100,6 +100,7 @@ class Trainer:
       objective = loss + self.config.weight_decay * tf.add_n(
           [tf.nn.l2_loss(kernel) for kernel in self._kernels])
     gradients = tape.gradient(objective, self._variables)
+    self.controller.record_gradients(gradients, self._variables)
     self._optimizer.apply(gradients, self._variables)
     self.controller.constrain()
     correct = tf.reduce_sum(tf.cast(

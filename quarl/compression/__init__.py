@@ -18,6 +18,7 @@ from quarl.compression.controller import GstController
 from quarl.compression.controller import IterativePruningController
 from quarl.compression.controller import NoCompression
 from quarl.compression.controller import make_controller
+from quarl.compression.controller import needs_gradients
 from quarl.compression.layers import CompressibleConv2D
 from quarl.compression.layers import CompressibleKernel
 from quarl.compression.layers import CompressibleLinear
@@ -39,6 +40,6 @@ __all__ = [
     'GstController', 'IterativePruningController', 'NatureCNNTorso',
     'NoCompression', 'RewardAwareClock', 'b2_to_b4', 'b4_to_b2',
     'circulant_compression', 'dense_param_count', 'expand',
-    'make_compressible_mlp', 'make_controller', 'make_mask', 'project',
+    'make_compressible_mlp', 'make_controller', 'make_mask', 'needs_gradients', 'project',
     'project_dense', 'to_friendly_b2', 'weight_shift',
 ]

@@ -7,7 +7,7 @@ from typing import Optional
 
 from quarl.settings import setting
 
-COMPRESSION_KINDS = ('none', 'gst', 'prune')
+COMPRESSION_KINDS = ('none', 'gst', 'prune', 'static', 'rigl')
 
 
 @dataclasses.dataclass(frozen=True)
@@ -20,7 +20,10 @@ class CompressionConfig:
   kind: str = setting(
       'none', f'{" | ".join(COMPRESSION_KINDS)}: gst is block-circulant '
       'layers, then reward-aware group pruning; prune is the iterative '
-      'magnitude pruning baseline (Zhu & Gupta\'s cubic schedule)')
+      'magnitude pruning baseline (Zhu & Gupta\'s cubic schedule); static '
+      'and rigl train sparse from scratch at s_final (a random '
+      'Erdos-Renyi-Kernel mask from step 0, kept; rigl moves it by weight '
+      'magnitude and dense gradient)')
   block_size: int = setting(
       4, 'GST circulant block size B (2, 4 or 8); also the group size (BxB) '
       'of pruning masks')
@@ -60,6 +63,16 @@ class CompressionConfig:
       'launcher measures the random policy\'s (launch/runtime/baselines.py)')
   granularity: str = setting(
       'block', 'block (BxB groups) or element pruning masks')
+  # RigL on MuJoCo (google-research/rigl, rl/tfagents/configs/
+  # sac_mujoco_sparse_config.gin): masks move every 1000 steps, half the
+  # active weights at first, the fraction decaying (cosine) to 0 at 80% of
+  # training, which is end_step under reproduce_gst's standard schedule.
+  topology_every: int = setting(
+      1000, 'RigL: learner steps between mask updates (a multiple of '
+      'update_every); none at or after end_step')
+  drop_fraction: float = setting(
+      0.5, 'RigL: fraction of active weights dropped and regrown at the '
+      'first update, decaying (cosine) to 0 at end_step')
   update_every: int = setting(
       100, 'Learner steps between controller syncs (clock, hand-over, mask '
       'refresh)')

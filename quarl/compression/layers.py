@@ -77,6 +77,14 @@ class CompressibleKernel:
     """`w` as the 2-D matrix whose BxB groups the layer compresses."""
     return self._to_matrix(self.w.read_value())
 
+  def matrix_view(self, kernel_shaped) -> tf.Tensor:
+    """Any kernel-shaped tensor (a gradient, the mask) as its matrix view."""
+    return self._to_matrix(kernel_shaped)
+
+  def set_kernel_matrix(self, matrix) -> None:
+    """Sets `w` from its matrix view (no constraint applied)."""
+    self.w.assign(self._from_matrix(tf.cast(matrix, self.w.dtype)))
+
   @snt.once
   def _initialize(self, inputs: tf.Tensor):
     super()._initialize(inputs)

@@ -48,9 +48,13 @@ def group_mask(kernel: np.ndarray, sparsity: float,
   keep = np.ones(sizes.shape, np.float32)
   keep[order[covered <= _prune_budget(sparsity, kernel.size)]] = 0.0
   rows, cols = circulant.grid_shape(kernel.shape, block_size)
-  grid = keep.reshape(rows, cols)
+  return expand_groups(keep.reshape(rows, cols), kernel.shape, block_size)
+
+
+def expand_groups(grid: np.ndarray, shape, block_size: int) -> np.ndarray:
+  """A per-group [R, C] mask as a mask over a kernel of `shape`."""
   full = np.repeat(np.repeat(grid, block_size, axis=0), block_size, axis=1)
-  return full[:kernel.shape[0], :kernel.shape[1]]
+  return full[:shape[0], :shape[1]].astype(np.float32)
 
 
 def element_mask(kernel: np.ndarray, sparsity: float) -> np.ndarray:

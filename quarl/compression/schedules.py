@@ -170,3 +170,11 @@ class RewardAwareClock(tf.Module):
   def _move_back(self) -> None:
     target = self.sparsity() - self._step_back
     self.tick.assign(min(int(self.tick.numpy()), self.schedule.step_at(target)))
+
+
+def cosine_drop_fraction(step: int, initial: float, end_step: int) -> float:
+  """RigL's drop fraction at `step`: initial/2 * (1 + cos(pi * step /
+  end_step)), 0 from end_step on (Evci et al. 2020, eq. 1)."""
+  if step >= end_step:
+    return 0.0
+  return initial / 2 * (1.0 + math.cos(math.pi * max(step, 0) / end_step))

@@ -135,3 +135,21 @@ def test_iterative_pruning_program_end_to_end(tmp_path):
   assert crs[-1] == pytest.approx(FINAL_SPARSITY, abs=0.01)
   assert summary['compression'] == 'prune'
   _assert_group_pruned(run_dir, FINAL_SPARSITY)
+
+
+def test_rigl_program_keeps_its_sparsity_while_masks_move(tmp_path):
+  run_dir = tmp_path / 'run'
+  summary = train_and_check_contract(
+      run_dir, *FLAGS, '--compression.kind=rigl',
+      '--compression.topology_every=200', '--max_actor_steps=2000')
+  schedule = rows(run_dir / 'compression.csv')
+  crs = {float(row['compressed_cr']) for row in schedule}
+  # Sparse from step 0, the same number of active groups at every row.
+  assert len(crs) == 1 and crs.pop() == pytest.approx(FINAL_SPARSITY,
+                                                       abs=0.01)
+  # Masks moved at learner steps 200, 400 and 600 (none from end_step 800).
+  assert int(schedule[-1]['mask_updates']) == 3
+  assert int(schedule[-1]['learner_step']) > 800
+  assert summary['compression'] == 'rigl'
+  assert summary['average_cr'] == pytest.approx(FINAL_SPARSITY, abs=0.01)
+  _assert_group_pruned(run_dir, FINAL_SPARSITY)

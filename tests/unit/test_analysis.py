@@ -115,22 +115,6 @@ def test_compare_and_write_results(tmp_path):
         assert (tmp_path / 'plots' / plot).stat().st_size > 1000
 
 
-def test_target_from_the_baseline_alone(tmp_path):
-    # int8 peaks higher than fp32_tf; the baseline's best sets the target.
-    task = 'd4pg:gym:Pendulum-v1'
-    _fake_run(tmp_path, task, 'fp32_tf', [(10, -1100.0), (40, -300.0)],
-              co2=2.0)
-    _fake_run(tmp_path, task, 'int8', [(10, -1000.0), (20, -100.0)], co2=1.0)
-    rows = reproduce_actorq.write_results(
-        str(tmp_path), [task], ['0'], ['fp32_tf', 'int8'], 0.9,
-        target_from='fp32_tf')
-    target = -900.0 + 0.9 * (-300.0 + 900.0)  # -360
-    assert [r['target_return'] for r in rows] == [pytest.approx(target)] * 2
-    assert {r['precision']: r['time_to_target_s'] for r in rows} == {
-        'fp32_tf': 40.0, 'int8': 20.0}
-    assert 'the fp32_tf run reached' in (tmp_path / 'results.md').read_text()
-
-
 def test_no_target_where_no_run_beats_doing_nothing(tmp_path):
     # cartpole:balance: doing nothing scores 745; both arms stay below it, so
     # reaching "random + 0.9 (best - random)" would say nothing about learning.
@@ -269,7 +253,8 @@ def test_a_failed_dense_seed_cannot_carry_the_reward_target():
     def row(method, seed, late, cr):
         return dict(env='e', method=method, schedule='' if method == 'dense'
                     else 'standard', sparsity_final='' if method == 'dense'
-                    else '0.9', seed=seed, average_cr=cr, last5_return=late,
+                    else '0.9', seed=seed, average_cr=cr, final_cr=0.9,
+                    last5_return=late,
                     last5_vs_dense=None)
     rows = [row('dense', '0', 1200.0, 0.0), row('dense', '1', 100.0, 0.0),
             row('prune', '0', 600.0, 0.5), row('prune', '1', 600.0, 0.5),
@@ -289,7 +274,7 @@ def test_the_sparsity_sweep_compares_the_seeds_it_ran():
     def row(method, sparsity, seed, late, ratio):
         return dict(env='e', method=method, schedule='' if method == 'dense'
                     else 'standard', sparsity_final=sparsity, seed=seed,
-                    average_cr=0.5, last5_return=late,
+                    average_cr=0.5, final_cr=0.9, last5_return=late,
                     last5_vs_dense=ratio, run_dir=f'{method}{sparsity}{seed}')
     rows = [row('dense', '', seed, 1000.0, 1.0) for seed in '012']
     rows += [row('prune', '0.9', '0', 600.0, 0.6),
@@ -325,3 +310,17 @@ def test_a_baseline_that_never_reached_the_target_bounds_the_speedup(tmp_path):
     assert int8['speedup_at_least_vs_fp32_tf'] == pytest.approx(4.0)
     assert '| not reached | not reached | >= 4.00 |' in (
         tmp_path / 'results.md').read_text()
+
+
+def test_gst_lead_over_each_baseline():
+    def mean(method, cr, ratio):
+        return dict(env='e', method=method, schedule='standard',
+                    sparsity_final='0.9', seeds=3, average_cr=cr,
+                    last5_vs_dense=ratio, last5_mean_vs_dense_mean=ratio)
+    means = [mean('gst_x', 0.8, 0.9698), mean('prune', 0.5, 0.8),
+             mean('rigl', 0.9, 0.95), mean('static_B4', 0.9, 0.9),
+             dict(mean('rigl', 0.9, 0.95), sparsity_final='0.8')]
+    leads = {row[4]: row for row in gst_report.baseline_leads(means)}
+    assert sorted(leads) == ['prune', 'rigl', 'static_B4']
+    assert leads['prune'][8] == '30' and leads['rigl'][8] == '-10'
+    assert leads['rigl'][9] == '0.9698'  # Printed as measured, not 0.97.

@@ -263,6 +263,9 @@ def test_checkpoint_round_trips_controller_state(tmp_path):
     ('prune', dict(begin_step=10, end_step=10)),
     ('gst', dict(granularity='row')),
     ('none', dict(blok_size=4)),
+    ('static', dict(s_final=1.0)),
+    ('rigl', dict(topology_every=150)),  # Not a multiple of update_every.
+    ('rigl', dict(drop_fraction=0.0)),
 ])
 def test_make_controller_rejects_bad_knobs(kind, knobs):
   with pytest.raises(ValueError):
@@ -270,7 +273,7 @@ def test_make_controller_rejects_bad_knobs(kind, knobs):
 
 
 def test_make_controller_kinds_share_interface():
-  for kind in ('none', 'prune', 'gst'):
+  for kind in controller.CONTROLLERS:
     ctl = controller.make_controller(kind, _layers((8, 8)), block_size=4,
                                      s_shift=0.5, reward_delta=0.2)
     ctl.observe_return(1.0)
