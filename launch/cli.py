@@ -268,6 +268,8 @@ def _check_run(config: RunConfig) -> None:
                      'only with it')
   if config.hosts_file:
     try:
+      hosts.check_shell_safe(
+          os.path.abspath(os.path.expanduser(config.run_dir)), '--run_dir')
       hosts.load(config.hosts_file, groups.in_program(config.quantized))
     except hosts.HostsFileError as error:
       raise UsageError(str(error)) from error

@@ -39,6 +39,19 @@ class HostsFileError(ValueError):
   """One-line message for the user (exit 2)."""
 
 
+# What a shell leaves as it is (shlex.quote's safe set): a word through an
+# ssh prefix is parsed again by the remote shell, so no other is sent.
+_SHELL_SAFE = re.compile(r'^[\w@%+=:,./-]+$', re.ASCII)
+
+
+def check_shell_safe(word: str, what: str) -> None:
+  """Raises HostsFileError unless `word` reaches a remote shell unchanged."""
+  if not _SHELL_SAFE.match(word):
+    raise HostsFileError(
+        f'{what} {word!r} would be parsed again by a remote shell (an ssh '
+        'prefix): use only letters, digits and _@%+=:,./-')
+
+
 @dataclasses.dataclass(frozen=True)
 class Host:
   """Where a node runs and how its peers reach it."""
@@ -65,8 +78,11 @@ def through_prefix(prefix: Sequence[str], cwd: str, env: Mapping[str, str],
   environment and working directory along (`env -C DIR K=V ...`)."""
   if not prefix:
     return list(command)
-  return (list(prefix) + ['env', '-C', cwd] +
-          [f'{key}={value}' for key, value in env.items()] + list(command))
+  words = (['env', '-C', cwd] +
+           [f'{key}={value}' for key, value in env.items()] + list(command))
+  for word in words:
+    check_shell_safe(word, 'a word of the node command')
+  return list(prefix) + words
 
 
 def local_plan(groups: Sequence[str] = GROUPS) -> HostsPlan:
@@ -121,6 +137,11 @@ def load(path: str, required_groups: Sequence[str]) -> HostsPlan:
   for group in required_groups:
     if not groups.get(group):
       raise fail(f'group {group!r} has no host')
+  if len(hosts) > 1:
+    for host in hosts.values():
+      if _is_loopback(host.address):
+        raise fail(f'host {host.name!r}: address {host.address!r} is '
+                   'loopback; peers on the other hosts would dial themselves')
   return HostsPlan(hosts, {group: groups[group] for group in required_groups})
 
 
@@ -183,6 +204,13 @@ def _valid_address(address: str) -> bool:
       address.split('.')
   return (len(address) <= 253 and not labels[-1].isdigit() and
           all(_HOSTNAME_LABEL.match(label) for label in labels))
+
+
+def _is_loopback(address: str) -> bool:
+  try:
+    return ipaddress.ip_address(address).is_loopback
+  except ValueError:
+    return address.lower().rstrip('.') == 'localhost'
 
 
 def _address_key(address: str) -> str:

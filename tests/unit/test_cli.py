@@ -144,6 +144,28 @@ def test_bad_hosts_files_exit_2_with_nothing_started(tmp_path, address2,
     assert not run_dir.exists()
 
 
+def test_a_run_dir_a_remote_shell_would_parse_is_refused(tmp_path):
+    hosts_file = tmp_path / 'hosts.yaml'
+    hosts_file.write_text(_HOSTS.replace('ADDRESS2', '10.213.0.2').replace(
+        'GROUPS', 'evaluator: h1, actor: h2'))
+    marker = tmp_path / 'PWNED'
+    run_dir = f'{tmp_path}/a;touch {marker};'
+    result = _train(f'--run_dir={run_dir}', '--launch_type=hosts',
+                    f'--hosts_file={hosts_file}')
+    assert result.returncode == 2, result.stderr
+    assert 'parsed again by a remote shell' in result.stderr
+    assert not marker.exists() and not (tmp_path / 'a').exists()
+
+
+def test_rigl_needs_a_learner_that_hands_over_gradients(tmp_path):
+    result = _train(f'--run_dir={tmp_path / "run"}', '--agent=d4pg',
+                    '--compression.kind=rigl')
+    assert result.returncode == 2, result.stderr
+    assert ("--compression.kind=rigl reads the learner's dense gradients"
+            in result.stderr and 'do: a2c, ppo, td3' in result.stderr)
+    assert not (tmp_path / 'run').exists()
+
+
 def test_hosts_flag_and_launch_type_go_together(tmp_path):
     for args in (['--launch_type=hosts'], ['--hosts_file=hosts.yaml']):
         result = _train(f'--run_dir={tmp_path / "run"}', *args)

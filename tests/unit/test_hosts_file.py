@@ -129,6 +129,10 @@ BAD_FILES = [
      'is not a hostname or an IP address'),
     ('hosts.yaml', _hosts_yaml('h1: {address: 10.5}'),
      'is not a hostname or an IP address'),
+    ('hosts.yaml', _hosts_yaml(f'{H1}\n  h2: {{address: 127.0.0.1}}'),
+     "'h2': address '127.0.0.1' is loopback"),
+    ('hosts.yaml', _hosts_yaml(f'{H1}\n  h2: {{address: localhost}}'),
+     "'h2': address 'localhost' is loopback"),
 ]
 
 
@@ -151,3 +155,32 @@ def test_missing_or_unreadable_file(tmp_path):
     with pytest.raises(hosts.HostsFileError) as raised:
       hosts.load(path, hosts.GROUPS)
     assert str(raised.value) == f'hosts file {path}: cannot read it ({reason})'
+
+
+def test_one_host_may_be_loopback(tmp_path):
+  plan = hosts.load(_write(tmp_path, _hosts_yaml(
+      'h1: {address: 127.0.0.1}')), hosts.GROUPS)
+  assert plan.host_for('actor', 0).address == '127.0.0.1'
+
+
+@pytest.mark.parametrize('word', ['/shared/a;touch /tmp/PWNED;', '/a b',
+                                  '$(id)', '`id`', 'a|b', "it's"])
+def test_no_word_a_remote_shell_would_parse_goes_through_a_prefix(word):
+  with pytest.raises(hosts.HostsFileError) as raised:
+    hosts.through_prefix(['ssh', 'w2'], '/work', {'TMPDIR': word},
+                         ['python', '-m', 'launch.train'])
+  assert 'parsed again by a remote shell' in str(raised.value)
+  with pytest.raises(hosts.HostsFileError):
+    hosts.through_prefix(['ssh', 'w2'], '/work', {},
+                         ['python', f'--run_dir={word}'])
+  # Without a prefix nothing is parsed again: the words go as they are.
+  assert hosts.through_prefix([], '/work', {'TMPDIR': word},
+                              ['python']) == ['python']
+
+
+def test_safe_words_go_through_unchanged():
+  assert hosts.through_prefix(
+      ['ssh', 'w2'], '/work/x', {'A': 'b=c', 'E': ''},
+      ['python', '--run_dir=/shared/run-1.0', '--env=dm_control:a:b']) == [
+          'ssh', 'w2', 'env', '-C', '/work/x', 'A=b=c', 'E=', 'python',
+          '--run_dir=/shared/run-1.0', '--env=dm_control:a:b']
