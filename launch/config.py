@@ -1,7 +1,7 @@
 """The resolved settings of one run: a plain object the nodes receive."""
 import dataclasses
 import math
-from typing import Any, Optional
+from typing import Any, Optional, Tuple
 
 from quarl.compression.config import CompressionConfig
 from quarl.settings import setting
@@ -34,6 +34,21 @@ class PublishPeriod:
     """As a user types it: '500' or '5s'."""
     value = f'{self.value:g}'
     return value + 's' if self.unit == 'seconds' else value
+
+
+@dataclasses.dataclass(frozen=True)
+class ResumePoint:
+  """What a resume restores, chosen by the launcher before any node starts
+  (launch/runtime/saved_state.py): the newest learner checkpoint that
+  restores, the counts saved with it, and how much of the replay goes
+  with it."""
+  learner_checkpoint: str  # 'ckpt-N' under checkpoints/learner.
+  newest_checkpoint: str  # The newest on disk (the same, unless damaged).
+  counts: Tuple[Tuple[str, float], ...]
+  counts_from: str  # The file they were read from.
+  replay: str  # 'full', 'partly' (another save's) or 'none'.
+  replay_checkpoint: Optional[str]  # Relative to run_dir.
+  set_aside: Tuple[Tuple[str, str], ...]  # (damaged file, why) moved aside.
 
 
 LAUNCH_TYPES = ('local_mp', 'local_mt', 'hosts')
@@ -120,6 +135,8 @@ class RunConfig:
   compression: CompressionConfig = setting(
       CompressionConfig(), 'The compression knobs (--compression.*)',
       flag=False)
+  resume_point: Optional[ResumePoint] = setting(
+      None, 'What --resume restores (chosen by the launcher)', flag=False)
   # time.time() when the launcher started; nodes report wall time from it.
   start_time: float = setting(0.0, 'Launch time (set by the launcher)',
                               flag=False)

@@ -1,15 +1,15 @@
 """Counter node: the program's step counts, kept across a resume."""
-import json
 import os
 
 from acme.utils import counting
 
 from launch.runtime import run_dir as run_dir_lib
+from launch.runtime import saved_state
 from launch.config import RunConfig
 from launch.nodes import common
 from launch.nodes import threads
 
-COUNTS_JSON = os.path.join('checkpoints', 'counts.json')
+COUNTS_JSON = saved_state.COUNTS_JSON
 
 
 class CounterNode(counting.Counter):
@@ -22,8 +22,9 @@ class CounterNode(counting.Counter):
     common.record_cpu_time(config, 'counter')
     self._path = common.run_path(config, COUNTS_JSON)
     if config.resume and os.path.exists(self._path):
-      with open(self._path) as handle:
-        self.increment(**json.load(handle))
+      # The launcher read it back before starting anything; damaged since,
+      # it is named rather than a JSON traceback.
+      self.increment(**saved_state.read_counts(self._path))
     common.exit_after_stop(config, before_exit=self.save, service=True)
 
   def save(self) -> None:

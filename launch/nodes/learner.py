@@ -11,6 +11,7 @@ whose launcher was killed resumes from a recent save. Weights that are no
 longer finite are never saved: the run stops as failed, keeping the last
 finite checkpoint.
 """
+import glob
 import os
 import threading
 import time
@@ -21,6 +22,7 @@ from acme.utils import counting
 
 from launch.runtime import loggers as run_loggers
 from launch.runtime import run_dir as run_dir_lib
+from launch.runtime import saved_state
 from launch.runtime import stop
 from launch.config import RunConfig
 from launch.nodes import common
@@ -31,6 +33,9 @@ from quarl import compression
 # save_period_s(config).
 FIRST_SAVE_S = 10.0
 MIN_SAVE_PERIOD_S, MAX_SAVE_PERIOD_S = 20.0, 300.0
+# Writing the replay table may take the server this long before the save is
+# given up (and recorded as missed).
+REPLAY_SAVE_TIMEOUT_S = stop.STOP_RPC_TIMEOUT_S * 3
 
 
 def save_period_s(config: RunConfig) -> float:
@@ -90,6 +95,7 @@ class LearnerNode:
       self._checkpoint.restore(
           self._manager.latest_checkpoint).assert_existing_objects_matched()
       logging.info('restored %s', self._manager.latest_checkpoint)
+    self._record_lock = threading.Lock()  # SAVES_JSON: one writer.
     self._compression_csv = None
     self._saved_for_resume = False
     self._replay_saver = None
@@ -115,26 +121,49 @@ class LearnerNode:
               f'{int(self._controller.learner_step.numpy())}; the last '
               'finite checkpoint is kept')
 
-  def _save_learner(self) -> None:
+  def _save_learner(self) -> str:
     """Counts flushed and the learner saved (weights that are no longer
-    finite are not)."""
+    finite are not); the checkpoint's name, e.g. ckpt-3."""
     self._check_finite()
     stop.bounded(self._learner.flush_counts, 'learner: last counts')
-    self._manager.save()
+    path = self._manager.save()
+    for name in glob.glob(path + '.*') + [os.path.join(
+        os.path.dirname(path), 'checkpoint')]:
+      run_dir_lib.fsync_file(name)  # TF renames, but does not fsync.
+    run_dir_lib.fsync_directory(os.path.dirname(path))
+    return os.path.basename(path)
 
-  def _save_replay_and_counts(self) -> None:
+  def _save_replay_and_counts(self, checkpoint: str) -> None:
     """The replay table checkpointed by Reverb itself (the replay node
     restores it at start) and the counter's counts written; every RPC
-    bounded, so a peer already gone is logged rather than waited on."""
-    stop.bounded(lambda: logging.info('replay checkpoint: %s',
-                                      self._replay.checkpoint()),
-                 'learner: replay checkpoint',
-                 timeout_s=stop.STOP_RPC_TIMEOUT_S * 3)
+    bounded, so a peer already gone is logged rather than waited on. What
+    went with `checkpoint` is recorded (saved_state.SAVES_JSON), so a
+    resume that falls back to it finds its counts, and a replay checkpoint
+    that missed its bound is on record (summary.json, the progress line)
+    instead of dropped in silence."""
+    replay_paths = []
+    replay_saved = stop.bounded(
+        lambda: replay_paths.append(self._replay.checkpoint()),
+        'learner: replay checkpoint', timeout_s=REPLAY_SAVE_TIMEOUT_S)
+    if replay_saved:
+      logging.info('replay checkpoint: %s', replay_paths[0])
+    else:
+      logging.error('replay checkpoint with %s missed its %.0f s bound: a '
+                    'resume from it restores an older replay', checkpoint,
+                    REPLAY_SAVE_TIMEOUT_S)
     stop.bounded(self._counter.save, 'learner: counter save')
+    counts = []
+    if stop.bounded(lambda: counts.append(self._counter.get_counts()),
+                    'learner: counts of the save'):
+      with self._record_lock:
+        saved_state.record_save(
+            self._config.run_dir, checkpoint, counts[0],
+            replay_paths[0] if replay_saved else None, replay_saved,
+            keep=[os.path.basename(path)
+                  for path in self._manager.checkpoints])
 
   def _save_state(self) -> None:
-    self._save_learner()
-    self._save_replay_and_counts()
+    self._save_replay_and_counts(self._save_learner())
 
   def _periodic_save(self) -> None:
     """The learner's state now; the replay table and the counts on a
@@ -142,11 +171,11 @@ class LearnerNode:
     that would otherwise block the steps. A resume then finds a table and
     counts a little ahead of the learner."""
     with self._save_lock:
-      self._save_learner()
+      checkpoint = self._save_learner()
     if self._replay_saver is None or not self._replay_saver.is_alive():
       self._replay_saver = threading.Thread(
-          target=self._save_replay_and_counts, name='replay-saver',
-          daemon=True)
+          target=self._save_replay_and_counts, args=(checkpoint,),
+          name='replay-saver', daemon=True)
       self._replay_saver.start()
 
   def _save_for_resume(self) -> None:

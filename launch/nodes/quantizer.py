@@ -15,6 +15,7 @@ from absl import logging
 
 from agents import interface
 from launch.runtime import run_dir as run_dir_lib
+from launch.runtime import saved_state
 from launch.runtime import stop
 from launch.config import RunConfig
 from launch.nodes import common
@@ -28,8 +29,8 @@ REFUSED_MODEL = 'refused_model.tflite'
 # Versions are epoch * VERSIONS_PER_EPOCH + n: a restarted (or resumed)
 # quantizer starts a new epoch, so actors that saw its predecessor's models
 # take its first one as newer.
-VERSIONS_PER_EPOCH = 1_000_000
-EPOCH_FILE = os.path.join('checkpoints', 'quantizer_epoch')
+VERSIONS_PER_EPOCH = saved_state.VERSIONS_PER_EPOCH
+EPOCH_FILE = saved_state.EPOCH_FILE
 # The time of the quantizer's last sign of progress (its start, a publish,
 # or waiting for one to be due), so the launcher can tell a stalled one.
 HEARTBEAT_FILE = os.path.join('checkpoints', 'quantizer_alive')
@@ -41,15 +42,9 @@ MAX_BACKOFF_S = 10.0
 
 
 def next_epoch(run_dir: str) -> int:
-  """0 for a run's first quantizer, then one more per (re)start."""
-  path = os.path.join(run_dir, EPOCH_FILE)
-  epoch = 0
-  if os.path.exists(path):
-    with open(path) as handle:
-      epoch = int(handle.read().strip() or -1) + 1
-  os.makedirs(os.path.dirname(path), exist_ok=True)
-  run_dir_lib.write_bytes_atomic(path, f'{epoch}\n'.encode())
-  return epoch
+  """0 for a run's first quantizer, then one more per (re)start (a damaged
+  epoch file is recovered from quantizer.csv, not a crash)."""
+  return saved_state.next_quantizer_epoch(run_dir)
 
 
 class Heartbeat:
@@ -63,7 +58,8 @@ class Heartbeat:
   def beat(self, unless_within_s: float = 0.0) -> None:
     if time.time() - self._last >= unless_within_s:
       self._last = time.time()
-      run_dir_lib.write_bytes_atomic(self._path, f'{self._last}\n'.encode())
+      run_dir_lib.write_bytes_atomic(self._path, f'{self._last}\n'.encode(),
+                                     durable=False)
 
 
 def seconds_since_heartbeat(run_dir: str) -> Optional[float]:

@@ -2,8 +2,10 @@
 (the launcher holds no handle on the nodes' state, and needs none)."""
 import os
 import threading
+import time
 
 from launch.runtime import run_dir as run_dir_lib
+from launch.runtime import saved_state
 from launch.runtime import summary
 from launch.config import RunConfig
 from launch.nodes import common
@@ -17,6 +19,7 @@ class ProgressReporter:
     self._config = config
     self._period_s = period_s
     self._stop = threading.Event()
+    self._started = time.time()
 
   def line(self) -> str:
     config = self._config
@@ -37,6 +40,10 @@ class ProgressReporter:
       parts.append('waiting for the first evaluation')
     if config.quantized:
       parts.append(f'publishes={len(publishes)}')
+    missed = saved_state.replay_saves_missed(config.run_dir,
+                                             since=self._started)
+    if missed:
+      parts.append(f'replay_saves_missed={missed}')
     startup = read(run_dir_lib.STARTUP_CSV)
     for group in ('actor', 'learner'):
       first = summary.first_step_s(startup, group)

@@ -26,6 +26,7 @@ import os
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from launch.runtime import run_dir as run_dir_lib
+from launch.runtime import saved_state
 from launch.config import RunConfig
 
 IDENTITY = ('agent', 'env', 'actor_precision', 'num_actors', 'seed',
@@ -35,13 +36,13 @@ MUTABLE = ('max_seconds', 'max_actor_steps', 'eval_episodes', 'eval_every',
            'hosts_file', 'pin_cpus', 'learner_compile', 'node_start', 'country_iso_code',
            'publish_period', 'compression.log_every',
            # Bookkeeping of this launch, not of the run.
-           'run_dir', 'resume', 'start_time')
+           'run_dir', 'resume', 'resume_point', 'start_time')
 DERIVED = ('compression.reward_reference',)
 
 # The state a resume restores besides config.json (launch/nodes/learner.py's
 # CheckpointManager and launch/nodes/counter.py's COUNTS_JSON).
-LEARNER_CHECKPOINT = os.path.join('checkpoints', 'learner', 'checkpoint')
-COUNTS_JSON = os.path.join('checkpoints', 'counts.json')
+LEARNER_CHECKPOINT = saved_state.LEARNER_INDEX
+COUNTS_JSON = saved_state.COUNTS_JSON
 _REQUIRED = (run_dir_lib.CONFIG_JSON, LEARNER_CHECKPOINT, COUNTS_JSON)
 _SHOWN_DIFFERENCES = 8
 
@@ -68,13 +69,19 @@ def missing_state(run_dir: str) -> Optional[str]:
 
 
 def check(run_dir: str, config: RunConfig) -> RunConfig:
-  """The config to resume run_dir with: `config`, the run's DERIVED values.
+  """The config to resume run_dir with: `config`, the run's DERIVED values
+  and the saved state it restores (launch/runtime/saved_state.py: every
+  file read back now, so a damaged one falls back or is refused before
+  any node starts).
 
   Raises:
-    run_dir_lib.RunDirError: nothing resumable in run_dir, or a run whose
-      IDENTITY differs from `config`'s (each difference named).
+    run_dir_lib.RunDirError: a run another launcher holds, nothing
+      resumable in run_dir, a run whose IDENTITY differs from `config`'s
+      (each difference named), or saved state that does not restore (the
+      damaged file named).
   """
   run_dir = os.path.abspath(os.path.expanduser(run_dir))
+  run_dir_lib.refuse_if_locked(run_dir)  # Its files may be mid-save.
   missing = missing_state(run_dir)
   if missing:
     raise run_dir_lib.RunDirError(
@@ -93,7 +100,7 @@ def check(run_dir: str, config: RunConfig) -> RunConfig:
     raise run_dir_lib.RunDirError(
         f'--resume of {run_dir}: these settings differ from the run\'s '
         f'config.json: {", ".join(changed)}')
-  return config
+  return dataclasses.replace(config, resume_point=saved_state.plan(run_dir))
 
 
 def as_recorded(config: RunConfig) -> Dict[str, Any]:

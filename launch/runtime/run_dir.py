@@ -112,8 +112,12 @@ def lock(path: str) -> None:
   _HELD_LOCKS[path] = fd
 
 
-def _refuse_if_locked(path: str) -> None:
+def refuse_if_locked(path: str) -> None:
   """lock()'s refusal, without writing anything (path may be no run's)."""
+  _refuse_if_locked(os.path.abspath(os.path.expanduser(path)))
+
+
+def _refuse_if_locked(path: str) -> None:
   lock_path = os.path.join(path, LOCK_FILE)
   if path in _HELD_LOCKS or not os.path.isfile(lock_path):
     return
@@ -163,13 +167,54 @@ def _clear_dir(path: str) -> None:
       os.remove(full)
 
 
-def write_bytes_atomic(path: str, payload: bytes) -> None:
-  """Readers see the old file or the new one, never half of one."""
+def write_bytes_atomic(path: str, payload: bytes,
+                       durable: bool = True) -> None:
+  """Readers see the old file or the new one, never half of one, and after
+  a power loss or an eviction the new one is on disk or the old one is: the
+  payload is fsynced before the rename and the directory after it (unless
+  not `durable`: a heartbeat rewritten every second is no state). A write
+  that fails leaves no temporary file behind."""
   directory = os.path.dirname(path) or '.'
-  with tempfile.NamedTemporaryFile('wb', dir=directory, delete=False,
-                                   suffix='.tmp') as handle:
-    handle.write(payload)
-  os.replace(handle.name, path)
+  fd, temporary = tempfile.mkstemp(dir=directory, suffix='.tmp',
+                                   prefix='.' + os.path.basename(path) + '.')
+  try:
+    with os.fdopen(fd, 'wb') as handle:
+      handle.write(payload)
+      handle.flush()
+      if durable:
+        os.fsync(handle.fileno())
+    os.chmod(temporary, 0o644)  # mkstemp's 0600 would hide it from peers.
+    os.replace(temporary, path)
+  except BaseException:
+    try:
+      os.unlink(temporary)
+    except OSError:
+      pass  # Renamed already, or never made.
+    raise
+  if durable:
+    fsync_directory(directory)
+
+
+def fsync_directory(directory: str) -> None:
+  """Makes a rename in `directory` durable (the entry, not just the data)."""
+  fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+  try:
+    os.fsync(fd)
+  finally:
+    os.close(fd)
+
+
+def fsync_file(path: str) -> None:
+  """Flushes an appended file (a CSV at a segment's end) to disk; a file
+  that is missing is nothing to flush."""
+  try:
+    fd = os.open(path, os.O_RDONLY)
+  except FileNotFoundError:
+    return
+  try:
+    os.fsync(fd)
+  finally:
+    os.close(fd)
 
 
 def write_json_atomic(path: str, payload: Mapping[str, Any]) -> None:

@@ -21,6 +21,7 @@ from launch.runtime import hosts
 from launch.runtime import network
 from launch.runtime import progress
 from launch.runtime import run_dir as run_dir_lib
+from launch.runtime import saved_state
 from launch.runtime import stop
 from launch.runtime import summary as summary_lib
 from launch.runtime import supervisor
@@ -178,6 +179,17 @@ def _energy_figures(config: RunConfig, tracker) -> Dict[str, Any]:
   return figures
 
 
+def _sync_csvs(run_dir: str) -> None:
+  """A segment's appended rows on disk before its summary says they are."""
+  for name in (run_dir_lib.EVALUATOR_CSV, run_dir_lib.ACTORS_CSV,
+               run_dir_lib.QUANTIZER_CSV, run_dir_lib.STARTUP_CSV,
+               run_dir_lib.COMPRESSION_CSV):
+    try:
+      run_dir_lib.fsync_file(os.path.join(run_dir, name))
+    except OSError as error:  # A full disk: the summary still follows.
+      print(f'[launcher] {error}', file=sys.stderr, flush=True)
+
+
 def _remove_if_empty(directory: str) -> None:
   try:
     os.rmdir(directory)
@@ -209,6 +221,8 @@ def run(config: RunConfig, show_progress: bool = True,
   if config.resume:  # Wall time and budgets count the whole run.
     config = dataclasses.replace(
         config, start_time=time.time() - _elapsed_s(config.run_dir))
+  if config.resume_point:  # Chosen by resume.check; applied under the lock.
+    saved_state.apply(config.run_dir, config.resume_point)
   write_config(config)
   _create_csv_headers(config.run_dir)
   stop.clear(config.run_dir)  # Left by the run being resumed.
@@ -230,11 +244,12 @@ def run(config: RunConfig, show_progress: bool = True,
   if reporter:
     reporter.stop()
   _remove_if_empty(os.path.join(config.run_dir, 'tmp'))
+  _sync_csvs(config.run_dir)
   summary = summary_lib.run_summary(
       config, outcome, _budget_reached(config), reference,
       _energy_figures(config, tracker),
       network='hosts' if config.launch_type == 'hosts' else network.current(),
-      segment_wall_s=time.time() - start)
+      segment_wall_s=time.time() - start, segment_start=start)
   try:
     run_dir_lib.write_json_atomic(
         os.path.join(config.run_dir, run_dir_lib.SUMMARY_JSON), summary)

@@ -11,6 +11,7 @@ from agents import replay
 from launch import groups
 from launch.analysis import pipeline_model
 from launch.runtime import run_dir as run_dir_lib
+from launch.runtime import saved_state
 from launch.config import RunConfig
 
 # summary.json's last5_return: the mean of this many last evaluations (one
@@ -102,6 +103,16 @@ def pipeline_figures(agent_config, summary) -> Dict[str, Any]:
                                                agent_config.batch_size))
 
 
+def resumed_from(point) -> Dict[str, Any]:
+  """summary.json's record of what this segment restored (a ResumePoint)."""
+  return dict(learner_checkpoint=point.learner_checkpoint,
+              fell_back=point.learner_checkpoint != point.newest_checkpoint,
+              counts_from=point.counts_from, replay=point.replay,
+              replay_checkpoint=point.replay_checkpoint,
+              set_aside=[dict(file=file, why=why)
+                         for file, why in point.set_aside])
+
+
 def run_status(stop_reason: str, budget_reached: bool) -> Tuple[str, str]:
   """(status, detail): decided here alone. A node's failure fails the run;
   otherwise, however the stop came (Ctrl-C, Launchpad's stop, the budget),
@@ -114,10 +125,12 @@ def run_status(stop_reason: str, budget_reached: bool) -> Tuple[str, str]:
 def run_summary(config: RunConfig, outcome, budget_reached: bool,
                 baseline_returns: Optional[Mapping[str, float]],
                 energy: Mapping[str, Any], network: str,
-                segment_wall_s: float) -> Dict[str, Any]:
+                segment_wall_s: float,
+                segment_start: float = 0.0) -> Dict[str, Any]:
   """summary.json of a run that ended with `outcome` (supervisor.Outcome):
   its status, the run directory's figures, restarts, placement, the
-  reference returns and the energy over every segment."""
+  reference returns, the energy over every segment, what a resumed segment
+  restored, and the replay checkpoints that missed their bound."""
   status, detail = run_status(outcome.reason, budget_reached)
   extra = dict(
       network=network, restarts=sum(outcome.restarts.values()),
@@ -128,6 +141,10 @@ def run_summary(config: RunConfig, outcome, budget_reached: bool,
     extra['status_detail'] = detail
   if baseline_returns:
     extra['baseline_returns'] = baseline_returns
+  if config.resume_point:
+    extra['resumed_from'] = resumed_from(config.resume_point)
+  extra['replay_saves_missed'] = saved_state.replay_saves_missed(
+      config.run_dir, since=segment_start)
   return build_summary(config, time.time() - config.start_time, status,
                        extra)
 

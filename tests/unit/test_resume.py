@@ -4,6 +4,7 @@ import json
 import os
 
 import pytest
+import tensorflow as tf
 
 from launch import cli
 from launch.runtime import resume
@@ -24,10 +25,12 @@ def _config(run_dir, **changes):
 
 def _resumable(run_dir, config):
     """A stopped run's directory: its config.json (written the way the
-    runner writes it), learner checkpoint and counts."""
+    runner writes it), a real learner checkpoint and counts."""
     os.makedirs(os.path.join(run_dir, 'checkpoints', 'learner'))
     runner.write_config(config)
-    open(os.path.join(run_dir, resume.LEARNER_CHECKPOINT), 'w').close()
+    tf.train.CheckpointManager(
+        tf.train.Checkpoint(step=tf.Variable(3)),
+        os.path.join(run_dir, 'checkpoints', 'learner'), max_to_keep=2).save()
     with open(os.path.join(run_dir, resume.COUNTS_JSON), 'w') as handle:
         json.dump({'actor_steps': 10}, handle)
 
@@ -95,7 +98,41 @@ def test_same_run_with_new_budgets_and_logging_resumes(tmp_path):
         resume=True, start_time=123.0,
         compression=CompressionConfig(log_every=7))
     changed = dataclasses.replace(changed, run_dir=str(run_dir) + '/')
-    assert resume.check(str(run_dir), changed) == changed
+    resumed = resume.check(str(run_dir), changed)
+    assert dataclasses.replace(resumed, resume_point=None) == changed
+    assert resumed.resume_point.learner_checkpoint == 'ckpt-1'
+    assert dict(resumed.resume_point.counts) == {'actor_steps': 10}
+
+
+def test_damaged_saved_state_is_refused_after_the_identity(tmp_path):
+    """The settings are compared first (a damaged file of another run is
+    not worth naming), then every saved file is read back."""
+    run_dir = tmp_path / 'run'
+    _resumable(run_dir, _config(run_dir))
+    (run_dir / resume.COUNTS_JSON).write_text('')
+    with pytest.raises(run_dir_lib.RunDirError, match='seed'):
+        resume.check(str(run_dir), _config(run_dir, seed=1))
+    with pytest.raises(run_dir_lib.RunDirError,
+                       match=f'no counts to go with ckpt-1: {run_dir}/'
+                       f'{resume.COUNTS_JSON}: '):
+        resume.check(str(run_dir), _config(run_dir))
+
+
+def test_a_run_another_launcher_holds_is_refused_before_its_files(
+        tmp_path):
+    """Its files may be mid-save: 'in use' says more than 'damaged'."""
+    import fcntl  # pylint: disable=g-import-not-at-top
+    run_dir = tmp_path / 'run'
+    _resumable(run_dir, _config(run_dir))
+    (run_dir / resume.COUNTS_JSON).write_text('')
+    with open(run_dir / run_dir_lib.LOCK_FILE, 'w') as held:
+        held.write('otherhost 4242\n')
+        held.flush()
+        # flock locks are per open file: a second descriptor is refused.
+        fcntl.flock(held, fcntl.LOCK_EX)
+        with pytest.raises(run_dir_lib.RunDirError,
+                           match='in use by pid 4242 on otherhost'):
+            resume.check(str(run_dir), _config(run_dir))
 
 
 @pytest.mark.parametrize('changes, named', [

@@ -43,6 +43,36 @@ def test_write_json_atomic_replaces(tmp_path):
     assert os.listdir(tmp_path) == ['summary.json']  # No temp files left.
 
 
+_FAILING_WRITE = '''
+import resource, signal, sys
+from launch.runtime import run_dir
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # EFBIG instead of a kill.
+resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+try:
+    run_dir.write_bytes_atomic(sys.argv[1], b'x' * 100_000)
+except OSError as error:
+    print(error.errno)
+'''
+
+
+def test_a_write_that_fails_leaves_the_old_file_and_no_temp_file(tmp_path):
+    """A real failing write (the file-size limit of a child process, as a
+    full disk would fail it): the old content stays, nothing .tmp is left."""
+    import errno  # pylint: disable=g-import-not-at-top
+    import subprocess  # pylint: disable=g-import-not-at-top
+    import sys  # pylint: disable=g-import-not-at-top
+    path = tmp_path / 'counts.json'
+    run_dir_lib.write_json_atomic(str(path), {'actor_steps': 7})
+    result = subprocess.run(
+        [sys.executable, '-c', _FAILING_WRITE, str(path)], capture_output=True,
+        text=True, timeout=60,
+        cwd=os.path.dirname(os.path.dirname(os.path.dirname(
+            os.path.abspath(__file__)))))
+    assert result.stdout.strip() == str(errno.EFBIG), result.stderr
+    assert json.loads(path.read_text()) == {'actor_steps': 7}
+    assert os.listdir(tmp_path) == ['counts.json']
+
+
 def test_summary_from_csvs(tmp_path):
     config = RunConfig(agent='d4pg', env='gym:Pendulum-v1',
                        actor_precision='int8', num_actors=2,
