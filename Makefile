@@ -9,14 +9,21 @@ PY := $(VENV)/bin/python
 export MUJOCO_GL := disable
 export TF_CPP_MIN_LOG_LEVEL := 2
 
-.PHONY: demo demo-multihost test test-unit test-integration bazel-test benchmark clean-venv
+.PHONY: demo demo-multihost test test-unit test-integration bazel-test benchmark docs results clean-venv
 
-$(VENV)/.installed: requirements/lock.txt setup.py
+# The editable install goes through pyproject.toml's build backend (PEP 660),
+# not the deprecated `setup.py develop`; editable_mode=compat puts the
+# repository root on sys.path, as the legacy install did (so `benchmarks`
+# and `tools` import from any directory too). setuptools>=64 has PEP 660; the
+# one Python 3.10 bundles (65.5) is kept, not upgraded.
+$(VENV)/.installed: requirements/lock.txt setup.py pyproject.toml
 	@test -n "$(PYTHON310)" || { echo "Python 3.10 not found (dm-launchpad has no wheels past 3.10); install it with pyenv: pyenv install 3.10.13"; exit 2; }
 	$(PYTHON310) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade 'pip<25' wheel
+	$(PY) -m pip install -q 'setuptools>=64'
 	$(PY) -m pip install -q --no-deps -r requirements/lock.txt
-	$(PY) -m pip install -q --no-deps --no-build-isolation -e .
+	$(PY) -m pip install -q --no-deps --no-build-isolation \
+	  --config-settings editable_mode=compat -e .
 	touch $@
 
 demo: $(VENV)/.installed
@@ -49,6 +56,28 @@ bazel-test: $(VENV)/.installed
 
 benchmark: $(VENV)/.installed
 	$(PY) -m benchmarks.actor_inference
+
+# The docs site (mkdocs.yml; MkDocs + Material, pinned in the lock) into site/.
+docs: $(VENV)/.installed
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --site-dir site
+
+# Rewrites the committed result tables and plots from the committed run files
+# (nothing is trained): `git diff docs/results` stays empty when they are in
+# step. ActorQ's commands are the ones each results.md records on its
+# 'Command:' line, plus --tables_only, which the line then drops again (it
+# names the command that ran the sweep).
+RESULTS_ACTORQ := authors authors_long authors_packed others unpinned
+results: $(VENV)/.installed
+	$(PY) -m launch.reproduce_gst --tables_only --results_dir=docs/results/gst_td3paper >/dev/null
+	@set -e; for d in $(RESULTS_ACTORQ); do \
+	  md=docs/results/actorq_regimes/$$d/results.md; \
+	  args=$$(sed -n 's/^Command: `python -m launch.reproduce_actorq \(.*\)`$$/\1/p' $$md); \
+	  test -n "$$args" || { echo "no Command: line in $$md"; exit 2; }; \
+	  echo "$(PY) -m launch.reproduce_actorq $$args --tables_only"; \
+	  $(PY) -m launch.reproduce_actorq $$args --tables_only >/dev/null; \
+	  sed -i 's/^\(Command: `python -m launch.reproduce_actorq .*\) --tables_only`$$/\1`/' $$md; \
+	done
+	git status --short docs/results
 
 clean-venv:
 	rm -rf $(VENV)
