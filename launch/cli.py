@@ -20,6 +20,7 @@ import agents
 from agents import replay
 from agents.compiled import COMPILE_MODES
 from launch.runtime import baselines
+from launch.runtime import capacity
 from launch.runtime import hosts
 from launch import groups
 from launch.runtime.network import MODES as NETWORK_MODES
@@ -252,6 +253,10 @@ def _check_run(config: RunConfig) -> None:
                      'nodes on other hosts need the hosts\' shared network '
                      '(the default --network=auto uses it)')
   _positive('num_actors', config.num_actors)
+  if config.launch_type != 'hosts' and not config.oversubscribe:
+    too_many = capacity.refusal(config.num_actors)
+    if too_many:
+      raise UsageError(too_many)
   _positive('max_seconds', config.max_seconds)
   if not 0 <= config.seed <= MAX_SEED:
     raise UsageError(f'--seed={config.seed}: want an integer in '

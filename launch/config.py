@@ -69,7 +69,13 @@ class RunConfig:
       'actor (the baseline); the others are TFLite models run by LiteRT')
   num_actors: int = setting(
       2, 'Actor processes; actor i gets its own exploration sigma '
-      '(D4PG/TD3) or epsilon (DQN)')
+      '(D4PG/TD3) or epsilon (DQN). At most 4 per core this process may '
+      'use, and one per 256 MiB of memory besides the run\'s other 5 nodes '
+      '(on 2 cores: 8), unless --oversubscribe; not checked with '
+      '--launch_type=hosts')
+  oversubscribe: bool = setting(
+      False, 'Start more actors than --num_actors\'s rule allows this '
+      'machine (they will share cores and memory)')
   run_dir: Optional[str] = setting(None, 'Where the run writes (required)')
   seed: int = setting(0, 'Seed for TF, envs and exploration')
   max_seconds: float = setting(

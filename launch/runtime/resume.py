@@ -14,7 +14,8 @@ resume compares the new RunConfig with the `run` section of config.json
 
 MUTABLE settings may change: budgets (they count the whole run), evaluation
 and logging, restarts and stall timeouts, placement and compilation (same
-math, same checkpoint), the carbon country, and publish_period: it paces
+math, same checkpoint), the carbon country, oversubscribe (a launch's
+consent to crowd its machine), and publish_period: it paces
 how often actors get the learner's policy, and no saved state depends on it.
 
 DERIVED values are measured by the launcher, not set by a flag: a resume
@@ -32,6 +33,7 @@ from launch.config import RunConfig
 IDENTITY = ('agent', 'env', 'actor_precision', 'num_actors', 'seed',
             'launch_type', 'publish_sparse', 'compression', 'agent_config')
 MUTABLE = ('max_seconds', 'max_actor_steps', 'eval_episodes', 'eval_every',
+           'oversubscribe',
            'eval_fp32', 'max_restarts', 'stall_timeout_s', 'network',
            'hosts_file', 'pin_cpus', 'learner_compile', 'node_start', 'country_iso_code',
            'publish_period', 'compression.log_every',

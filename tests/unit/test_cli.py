@@ -7,6 +7,7 @@ import sys
 import pytest
 
 from launch import cli
+from launch.runtime import capacity
 from launch.runtime import run_dir as run_dir_lib
 from quarl.compression.config import CompressionConfig
 from launch.config import PublishPeriod
@@ -30,6 +31,9 @@ def _train(*args, cwd=None):
     (['--actor_precision=int4'],
      'choose from: fp32_tf, fp32, fp16, dynamic_int8, int8'),
     (['--num_actors=0'], '--num_actors=0 must be > 0'),
+    # Started, it was still waiting for its first evaluation 169 s later.
+    (['--num_actors=500', '--max_seconds=5'],
+     '--num_actors=500 is more than this machine holds'),
     (['--eval_every=-1'], '--eval_every=-1 must be >= 0'),
     (['--env=gym:CartPole-v1'], 'has discrete actions but --agent=d4pg'),
     (['--td3.batch_size=256'], '--td3.batch_size is a td3 setting, but '
@@ -87,6 +91,27 @@ def test_prepare_run_dir_rules(tmp_path):
         locked.mkdir(mode=0o500)
         with pytest.raises(run_dir_lib.RunDirError, match='not writable'):
             run_dir_lib.prepare_run_dir(str(locked / 'run'), overwrite=False)
+
+
+def test_actors_are_bounded_by_cores_and_memory():
+    gib = 2**30
+    assert capacity.max_actors(num_cores=2, memory=24 * gib) == 8
+    assert capacity.max_actors(num_cores=64, memory=4 * gib) == 11
+    assert capacity.refusal(8, num_cores=2, memory=24 * gib) is None
+    assert capacity.refusal(9, num_cores=2, memory=24 * gib) == (
+        '--num_actors=9 is more than this machine holds (8: 4 per core on 2 '
+        'cores, and 256 MiB per node process in 24.0 GiB); pass '
+        '--oversubscribe to start it anyway')
+
+
+def test_oversubscribe_starts_what_the_machine_does_not_hold(tmp_path):
+    too_many = 4 * capacity.cores() + 1
+    fields = dict(agent='dqn', env='gym:CartPole-v1', num_actors=too_many,
+                  run_dir=str(tmp_path / 'run'), network='host')
+    with pytest.raises(cli.UsageError, match='pass --oversubscribe'):
+        cli.make_run_config(**fields)
+    assert cli.make_run_config(**fields, oversubscribe=True).num_actors == (
+        too_many)
 
 
 def test_publish_period_parsing():
