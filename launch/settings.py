@@ -10,8 +10,9 @@ takes its default from the dataclass itself: defaults live there alone.
 An agent's defaults depend on the env and the preset (its config_for_env),
 so its flags default to "unset" and their help names the dataclass default.
 
-`python -m launch.settings` rewrites the flag tables in README.md and
-docs/flags.md; tests/unit/test_settings.py fails when they are stale.
+`python -m launch.settings` rewrites the flag tables in docs/flags.md (the
+docs site's flag reference; README.md links to it);
+tests/unit/test_settings.py fails when they are stale.
 """
 import collections.abc
 import dataclasses
@@ -213,8 +214,6 @@ def tables() -> Dict[str, Dict[str, str]]:
   agent_tables = {f'agent:{name}': markdown(group.rows())
                   for name, group in sorted(train.AGENT_FLAGS.items())}
   return {
-      'README.md': {'run': markdown(run_rows),
-                    'compression': markdown(compression_rows)},
       os.path.join('docs', 'flags.md'): {
           'run': markdown(run_rows), 'compression': markdown(compression_rows),
           **agent_tables},

@@ -1,4 +1,6 @@
-"""The README's documented commands and flags exist."""
+"""The documented commands and flags exist: README.md's and the docs pages'
+that show commands (the flag tables themselves are generated, see
+tests/unit/test_settings.py)."""
 import os
 import re
 import subprocess
@@ -13,9 +15,24 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
 _FLAG = r'--([a-z_0-9]+(?:\.[a-z_0-9]+)?)(?![A-Za-z_0-9.-])'
 
 
+# Pages about launch.train: a backquoted --flag there is one of its flags.
+TRAIN_PAGES = ('README.md', 'docs/cli.md', 'docs/run_directory.md',
+               'docs/faults.md', 'docs/multi_machine.md', 'docs/benchmarks.md')
+# Pages whose `python -m MODULE --flags` commands are checked against MODULE.
+COMMAND_PAGES = TRAIN_PAGES + ('docs/index.md', 'docs/actorq.md',
+                               'docs/gst.md', 'docs/notebooks.md')
+
+
+def _read(paths):
+    text = []
+    for path in paths:
+        with open(os.path.join(ROOT, path)) as handle:
+            text.append(handle.read())
+    return '\n'.join(text)
+
+
 def _readme():
-    with open(os.path.join(ROOT, 'README.md')) as handle:
-        return handle.read()
+    return _read(COMMAND_PAGES)
 
 
 def _help(module):
@@ -54,8 +71,8 @@ def test_readme_make_targets_exist():
 
 def test_readme_flags_exist_in_each_cli():
     text = _readme()
-    # The CLI table documents launch.train's flags with backquotes.
-    table_flags = set(re.findall('`' + _FLAG, text))
+    # Pages about launch.train name its flags with backquotes.
+    table_flags = set(re.findall('`' + _FLAG, _read(TRAIN_PAGES)))
     modules = ('launch.train', 'launch.reproduce_actorq', 'launch.reproduce_gst',
                'launch.classify', 'launch.reproduce_classify')
     checked = set()
@@ -70,3 +87,12 @@ def test_readme_flags_exist_in_each_cli():
         checked |= flags
     assert {'agent', 'env', 'actor_precision', 'compression.kind',
             'td3.batch_size', 'full'} <= checked
+
+
+def test_readme_is_a_front_page():
+    with open(os.path.join(ROOT, 'README.md')) as handle:
+        readme = handle.read()
+    assert len(readme.splitlines()) <= 200
+    for command in ('make demo', 'make test'):
+        assert command in readme, command
+    assert '@article{krishnan2019quarl' in readme
