@@ -64,9 +64,8 @@ docs: $(VENV)/.installed
 # Rewrites the committed result tables and plots from the committed run files
 # (nothing is trained): `git diff docs/results` stays empty when they are in
 # step. ActorQ's commands are the ones each results.md records on its
-# 'Command:' line, plus --tables_only, which the line then drops again (it
-# names the command that ran the sweep).
-RESULTS_ACTORQ := authors authors_long authors_packed others unpinned
+# 'Command:' line, plus --tables_only (which that line leaves out).
+RESULTS_ACTORQ := authors authors_long authors_packed others unpinned paper_tasks
 results: $(VENV)/.installed
 	$(PY) -m launch.reproduce_gst --tables_only --results_dir=docs/results/gst_td3paper >/dev/null
 	@set -e; for d in $(RESULTS_ACTORQ); do \
@@ -75,7 +74,6 @@ results: $(VENV)/.installed
 	  test -n "$$args" || { echo "no Command: line in $$md"; exit 2; }; \
 	  echo "$(PY) -m launch.reproduce_actorq $$args --tables_only"; \
 	  $(PY) -m launch.reproduce_actorq $$args --tables_only >/dev/null; \
-	  sed -i 's/^\(Command: `python -m launch.reproduce_actorq .*\) --tables_only`$$/\1`/' $$md; \
 	done
 	git status --short docs/results
 

@@ -334,6 +334,12 @@ def _regime_text(regimes) -> str:
                    for r in regimes)
 
 
+def sweep_arguments(argv):
+  """The command line that runs the sweep: --tables_only, which only
+  rewrites its tables, left out."""
+  return [arg for arg in argv if not arg.startswith('--tables_only')]
+
+
 def write_results(out_dir, tasks, seeds, precisions, fraction,
                   regimes=('acme',)):
   """results.csv, results.md and plots from whatever runs are on disk."""
@@ -405,7 +411,7 @@ def write_results(out_dir, tasks, seeds, precisions, fraction,
     handle.write(
         '# ActorQ reproduction\n\n'
         'Command: `python -m launch.reproduce_actorq '
-        f'{" ".join(sys.argv[1:])}`\n\n'
+        f'{" ".join(sweep_arguments(sys.argv[1:]))}`\n\n'
         f'Target rule: target = floor + {fraction} x (best - floor), where '
         'best is the best evaluation return any precision reached on that '
         'task and seed and floor is the better of the random-policy and '
