@@ -68,6 +68,8 @@ docs: $(VENV)/.installed
 RESULTS_ACTORQ := authors authors_long authors_packed others unpinned paper_tasks
 results: $(VENV)/.installed
 	$(PY) -m launch.reproduce_gst --tables_only --results_dir=docs/results/gst_td3paper >/dev/null
+	$(PY) -m launch.reproduce_gst --tables_only --results_dir=docs/results/gst >/dev/null
+	$(PY) -m launch.reproduce_gst --tables_only --agent=a2c --results_dir=docs/results/gst_a2c_standard >/dev/null
 	@set -e; for d in $(RESULTS_ACTORQ); do \
 	  md=docs/results/actorq_regimes/$$d/results.md; \
 	  args=$$(sed -n 's/^Command: `python -m launch.reproduce_actorq \(.*\)`$$/\1/p' $$md); \
