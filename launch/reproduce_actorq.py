@@ -116,6 +116,8 @@ _REGIMES = flags.DEFINE_list(
 FIELDS = ('regime', 'task', 'seed', 'precision', 'target_return', 'time_to_target_s',
           'speedup_vs_fp32_tf', 'predicted_speedup_vs_fp32_tf', 'bound',
           'time_to_target_from_first_learner_step_s',
+          'learner_steps_to_target', 'actor_steps_to_target',
+          'learner_steps', 'actor_steps',
           'speedup_from_first_learner_step_vs_fp32_tf',
           'learner_steps_per_s', 'learner_busy_share',
           'speedup_at_least_vs_fp32_tf', 'speedup_vs_fp32', 'final_return',
@@ -234,6 +236,8 @@ def compare_task(out_dir, regime, task, seed, precisions, fraction):
                    for p in done}
   rows = []
   for precision, (summary, _) in done.items():
+    learner_steps_to_target, actor_steps_to_target = analysis.steps_at(
+        run_dir(precision), times[precision])
     rows.append(dict(
         regime=regime, task=task, seed=seed, precision=precision,
         target_return=target,
@@ -249,6 +253,10 @@ def compare_task(out_dir, regime, task, seed, precisions, fraction):
             summary.get('pipeline')),
         bound=(summary.get('pipeline') or {}).get('bound'),
         time_to_target_from_first_learner_step_s=stepping_times[precision],
+        learner_steps_to_target=learner_steps_to_target,
+        actor_steps_to_target=actor_steps_to_target,
+        learner_steps=summary.get('learner_steps'),
+        actor_steps=summary.get('actor_steps'),
         speedup_from_first_learner_step_vs_fp32_tf=analysis.ratio(
             stepping_times.get(BASELINE), stepping_times[precision]),
         learner_steps_per_s=_learner_steps_per_s(summary),
@@ -380,7 +388,9 @@ def write_results(out_dir, tasks, seeds, precisions, fraction,
        'speedup vs fp32_tf', 'at least, where only it reached the target',
        'predicted (launch/analysis/pipeline_model.py)', 'bound',
        'time to target from the first learner step (s)',
-       'the same, speedup vs fp32_tf', 'learner steps/s',
+       'the same, speedup vs fp32_tf', 'learner steps to target',
+       'env steps to target', 'learner steps (run)', 'env steps (run)',
+       'learner steps/s',
        'learner busy share',
        'speedup vs fp32 TFLite', 'final return',
        'best return', 'CO2 to target kg', 'CO2-to-target ratio vs fp32_tf',
@@ -396,6 +406,10 @@ def write_results(out_dir, tasks, seeds, precisions, fraction,
         analysis.fmt(r['time_to_target_from_first_learner_step_s'], 4,
                      'not reached'),
         analysis.fmt(r['speedup_from_first_learner_step_vs_fp32_tf']),
+        analysis.fmt(r['learner_steps_to_target'], missing='not reached'),
+        analysis.fmt(r['actor_steps_to_target'], missing='not reached'),
+        analysis.fmt(r['learner_steps'], missing='-'),
+        analysis.fmt(r['actor_steps'], missing='-'),
         analysis.fmt(r['learner_steps_per_s'], 4),
         analysis.fmt(r['learner_busy_share'], 2),
         analysis.fmt(r['speedup_vs_fp32']),

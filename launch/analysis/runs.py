@@ -22,6 +22,18 @@ def load_curve(run_dir: str) -> Curve:
           if r.get('episode_return') not in (None, '')]
 
 
+def steps_at(run_dir: str, seconds: Optional[float]):
+  """(learner steps, actor steps) of the evaluation at `seconds` into the
+  run, e.g. at its time to target; (None, None) without one."""
+  if seconds is None:
+    return None, None
+  for row in run_dir_lib.read_csv(os.path.join(run_dir,
+                                               run_dir_lib.EVALUATOR_CSV)):
+    if float(row['wall_time_s']) == seconds:
+      return int(row['learner_steps']), int(row['actor_steps'])
+  return None, None
+
+
 def late_return(curve: Curve, count: int) -> Optional[float]:
   """Mean return of the curve's last `count` evaluations (None before
   any)."""

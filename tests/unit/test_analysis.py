@@ -44,7 +44,8 @@ def _fake_run(root, task, precision, curve, co2, seed='0', fp32_gap=None,
                                        run_dir_lib.EVALUATOR_FIELDS)
     for t, r in curve:
         appender.append(dict(
-            wall_time_s=t, actor_steps=0, learner_steps=0, episode_return=r,
+            wall_time_s=t, actor_steps=100 * t, learner_steps=10 * t,
+            episode_return=r,
             fp32_return='' if fp32_gap is None else r - fp32_gap))
     summary = dict(final_return=curve[-1][1], best_return=max(r for _, r in curve),
                    energy_kwh=co2 * 3, co2_kg=co2, actor_steps_per_s=100.0,
@@ -90,6 +91,10 @@ def test_compare_and_write_results(tmp_path):
     assert by_precision['int8'][
         'speedup_from_first_learner_step_vs_fp32_tf'] == pytest.approx(5.0)
     assert by_precision['int8']['learner_steps_per_s'] == pytest.approx(10.0)
+    # Where each arm stood at its time to target (its evaluator row).
+    assert (by_precision['int8']['learner_steps_to_target'],
+            by_precision['int8']['actor_steps_to_target']) == (200, 2000)
+    assert by_precision['fp16']['learner_steps_to_target'] is None
     assert by_precision['int8']['learner_busy_share'] is None  # No CPU kept.
     # Actors 8x faster, the learner's cap (160 env steps/s) at 4x theirs.
     assert by_precision['int8']['predicted_speedup_vs_fp32_tf'] == (
