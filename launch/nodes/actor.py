@@ -12,6 +12,7 @@ from launch.runtime import run_dir as run_dir_lib
 from launch.runtime import stop
 from launch.config import RunConfig
 from launch.nodes import common
+from launch.nodes import finite_data
 from launch.nodes import threads
 from quarl import actors
 from quarl import envs
@@ -124,7 +125,9 @@ class ActorNode:
     split = actors.TimeSplit()
     # Training episodes: an Atari life lost ends one (evaluation plays on).
     environment = _StopAware(actors.TimedEnvironment(
-        envs.make_environment(config.env, seed, training=True), split))
+        finite_data.FiniteOnly(
+            envs.make_environment(config.env, seed, training=True),
+            config.env, f'actor_{actor_id}', config.run_dir), split))
     agent = common.make_agent(config, environment)
     exploration = agent.exploration(actor_id, config.num_actors)
     actor, refresher = make_policy_actor(

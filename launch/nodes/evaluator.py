@@ -14,6 +14,7 @@ from launch.runtime import stop
 from launch.config import RunConfig
 from launch.nodes import actor as actor_node
 from launch.nodes import common
+from launch.nodes import finite_data
 from quarl import envs
 
 EVAL_PERIOD_S = 10.0
@@ -76,7 +77,9 @@ class EvaluatorNode:
     config = self._config
     common.exit_after_stop(config)
     seed = common.node_seed(config, 99)
-    environment = envs.make_environment(config.env, seed)
+    environment = finite_data.FiniteOnly(
+        envs.make_environment(config.env, seed), config.env, 'evaluator',
+        config.run_dir)
     agent = common.make_agent(config, environment)
     # The TF baseline pulls variables on every update() call, which the loop
     # below makes exactly once per evaluation (not once per env step).

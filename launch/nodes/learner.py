@@ -12,6 +12,7 @@ longer finite are never saved: the run stops as failed, keeping the last
 finite checkpoint.
 """
 import glob
+import math
 import os
 import threading
 import time
@@ -104,7 +105,13 @@ class LearnerNode:
     return self._learner.get_variables(names)
 
   def observe_return(self, value: float) -> None:
-    """Evaluation return, for GST's reward-aware sparsity clock."""
+    """Evaluation return, for GST's reward-aware sparsity clock; a
+    non-finite one is refused, so it can neither move the clock nor reset
+    its pause count (the evaluator's env is checked at the door too)."""
+    if not math.isfinite(value):
+      logging.error('evaluation return %r refused by the sparsity clock',
+                    value)
+      return
     with self._controller_lock:
       self._controller.observe_return(float(value))
 

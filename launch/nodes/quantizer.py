@@ -19,6 +19,7 @@ from launch.runtime import saved_state
 from launch.runtime import stop
 from launch.config import RunConfig
 from launch.nodes import common
+from launch.nodes import finite_data
 from quarl import envs
 from quarl import litert
 from quarl import quantization
@@ -148,7 +149,9 @@ class QuantizerNode:
         output_scale=agent.model_output_scale(), probe=self._probe)
     rng = np.random.default_rng(common.node_seed(config, 7))
     fallback = calibration.rollout_observations(
-        envs.make_environment(config.env, common.node_seed(config, 8)),
+        finite_data.FiniteOnly(
+            envs.make_environment(config.env, common.node_seed(config, 8)),
+            config.env, 'quantizer', config.run_dir),
         calibration.ROLLOUT_SAMPLES, rng)
     self._publish_loop(
         lambda version, steps: self._publish(publisher, policy, version,

@@ -45,12 +45,16 @@ def split(observations: Optional[np.ndarray], rollout: np.ndarray
   CALIBRATION_SAMPLES and the rest.
 
   Each replay observation is kept once (episode ends repeat one across
-  items), so no held one was also seen by the calibrator. Of n distinct
-  ones, what exceeds CALIBRATION_SAMPLES is held out, and at least a fifth.
+  items), so no held one was also seen by the calibrator; non-finite ones
+  are dropped. Of n distinct ones, what exceeds CALIBRATION_SAMPLES is held
+  out, and at least a fifth.
   """
   if observations is not None:
-    observations = np.stack(list(
-        {row.tobytes(): row for row in observations}.values()))
+    # A non-finite row (a replay from before environments were checked at
+    # the door) would make an int8 range NaN: never calibrated on.
+    distinct = {row.tobytes(): row for row in observations
+                if np.all(np.isfinite(row))}
+    observations = np.stack(list(distinct.values())) if distinct else None
   if observations is None or len(observations) < MIN_DISTINCT_SAMPLES:
     return (rollout[:CALIBRATION_SAMPLES], rollout[CALIBRATION_SAMPLES:],
             'rollout')

@@ -86,11 +86,45 @@ def test_prepare_run_dir_rules(tmp_path):
     # Emptied but for the run's own marker and the lock this process holds.
     assert sorted(os.listdir(occupied)) == [run_dir_lib.MARKER,
                                             run_dir_lib.LOCK_FILE]
-    if os.geteuid() != 0:  # root can write anywhere.
-        locked = tmp_path / 'locked'
-        locked.mkdir(mode=0o500)
-        with pytest.raises(run_dir_lib.RunDirError, match='not writable'):
-            run_dir_lib.prepare_run_dir(str(locked / 'run'), overwrite=False)
+    # root writes anywhere: in CI (root) this runs as nobody.
+    refused = _prepare_unprivileged()
+    assert refused.startswith('RunDirError: --run_dir /tmp/'), refused
+    assert refused.endswith('is not writable: [Errno 13] Permission denied: '
+                            f"'{refused.split()[2]}'"), refused
+
+
+def _prepare_unprivileged() -> str:
+    """prepare_run_dir under a read-only parent, as a user who cannot write
+    there: root writes anywhere, so as root (CI) a forked child drops to
+    nobody first. What it raised (or 'ok')."""
+    import tempfile  # pylint: disable=g-import-not-at-top
+    parent = tempfile.mkdtemp(dir='/tmp')  # nobody can reach /tmp.
+    os.chmod(parent, 0o555)
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # The child: never returns into pytest.
+        try:
+            os.close(read_end)
+            if os.geteuid() == 0:
+                os.setgroups([])
+                os.setgid(65534)
+                os.setuid(65534)
+            try:
+                run_dir_lib.prepare_run_dir(os.path.join(parent, 'run'),
+                                            overwrite=False)
+                result = 'ok'
+            except run_dir_lib.RunDirError as error:
+                result = f'RunDirError: {error}'
+            os.write(write_end, result.encode())
+        finally:
+            os._exit(0)  # pylint: disable=protected-access
+    os.close(write_end)
+    with os.fdopen(read_end) as pipe:
+        result = pipe.read()
+    os.waitpid(pid, 0)
+    os.chmod(parent, 0o755)
+    os.rmdir(parent)
+    return result
 
 
 def test_actors_are_bounded_by_cores_and_memory():
