@@ -1,5 +1,5 @@
 """A launcher killed outright takes its nodes with it and leaves a run that
-resumes from its last periodic save; a sweep's Ctrl-C reaches its running
+resumes from its last periodic save (its counts.json lost too); a sweep's Ctrl-C reaches its running
 child as an interrupt the child handles (saved state, a summary)."""
 import json
 import os
@@ -64,12 +64,21 @@ def test_launcher_sigkill_ends_its_nodes_then_resume_completes(tmp_path):
     if launcher.poll() is None:
       launcher.kill()
   assert not (run_dir / 'summary.json').exists()
-  saved = json.loads((run_dir / 'checkpoints' / 'counts.json').read_text())
+  counts = run_dir / 'checkpoints' / 'counts.json'
+  saved = json.loads(counts.read_text())
   assert saved['actor_steps'] > 0 and saved['learner_steps'] > 0
+  # As a power loss mid-write leaves it (seen: every node started, then
+  # the counter failed the run): the resume takes the counts the learner
+  # recorded with its checkpoint, read back before any node starts.
+  counts.write_text('')
 
   budget = saved['actor_steps'] + RESUMED_STEPS
   summary = train_and_check_contract(run_dir, *FLAGS, '--resume',
                                      f'--max_actor_steps={budget}')
+  resumed = summary['resumed_from']
+  assert resumed['counts_from'].startswith('checkpoints/saves.json'), resumed
+  assert resumed['set_aside'][0]['file'] == 'checkpoints/counts.json'
+  assert resumed['replay'] in ('full', 'partly'), resumed
   # Counts went on from the periodic save, not from zero.
   assert summary['actor_steps'] >= budget
   assert summary['learner_steps'] > saved['learner_steps']
