@@ -153,6 +153,11 @@ class RewardAwareClock(tf.Module):
       self.tick.assign_add(steps)
 
   def observe(self, value: float) -> None:
+    """Feeds an evaluation return; a non-finite one says nothing about the
+    policy and is ignored (it would poison the moving average and reset the
+    pause count)."""
+    if not math.isfinite(value):
+      return
     self._returns.scatter_nd_update(
         [[int(self._seen.numpy()) % self._window]], [float(value)])
     self._seen.assign_add(1)

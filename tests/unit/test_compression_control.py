@@ -37,6 +37,23 @@ def test_clock_advances_on_rising_return():
   assert not clock.paused and int(clock.tick.numpy()) == 20
 
 
+def test_clock_ignores_non_finite_returns():
+  clock = schedules.RewardAwareClock(
+      schedules.CubicSchedule(0.0, 0.9, 0, 100), window=2, delta=0.1,
+      step_back=0.1, patience=3)
+  clock.observe(100.0)
+  clock.advance(50)
+  s_before = clock.sparsity()
+  clock.observe(60.0)  # Paused, one evaluation below the band.
+  for value in (float('nan'), float('inf'), float('-inf')):
+    clock.observe(value)
+  assert clock.paused and clock.best == 100.0
+  assert clock.moving_average() == 80.0
+  clock.observe(60.0)
+  clock.observe(60.0)  # The third below: the NaNs did not reset the count.
+  assert clock.sparsity() <= s_before - 0.1
+
+
 def test_clock_pauses_then_steps_back_on_falling_return():
   clock = schedules.RewardAwareClock(
       schedules.CubicSchedule(0.0, 0.9, 0, 100), window=2, delta=0.1,
