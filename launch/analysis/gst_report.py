@@ -127,30 +127,43 @@ def arm_means(rows: List[Dict]) -> List[Dict]:
   return list(means.values())
 
 
-def baseline_leads(means: List[Dict]) -> List[Tuple]:
+def baseline_leads(rows: List[Dict]) -> List[Tuple]:
   """Per GST arm and each baseline arm (pruning, static, RigL) on the same
-  env, schedule and final sparsity: both average CRs, GST's lead, and both
-  last-5 returns against dense."""
+  env, schedule and final sparsity, over the seeds both ran (with those
+  seeds' dense runs): both average CRs, GST's lead, both late returns
+  against dense."""
   fmt = analysis.fmt
-  rows = []
-  for gst in means:
-    if not gst['method'].startswith('gst'):
+  arms: Dict[Tuple, Dict[str, Dict]] = {}
+  for row in rows:
+    key = (row['env'], row['method'], row['schedule'], row['sparsity_final'])
+    arms.setdefault(key, {})[row['seed']] = row
+  leads = []
+  for (env, method, schedule, sparsity), gst_runs in arms.items():
+    if not method.startswith('gst'):
       continue
-    for other in means:
-      if (other['method'].startswith(gst_plan.BASELINES) and
-          (other['env'], other['schedule'], other['sparsity_final']) ==
-          (gst['env'], gst['schedule'], gst['sparsity_final'])):
-        lead = (None if None in (gst['average_cr'], other['average_cr'])
-                else 100 * (gst['average_cr'] - other['average_cr']))
-        rows.append((
-            gst['env'], gst['method'], gst['schedule'] or '-',
-            gst['sparsity_final'], other['method'],
-            f"{gst['seeds']} / {other['seeds']}", fmt(gst['average_cr']),
-            fmt(other['average_cr']), fmt(lead, 3),
-            fmt(gst['last5_vs_dense'], 4), fmt(other['last5_vs_dense'], 4),
-            fmt(gst['last5_mean_vs_dense_mean'], 4),
-            fmt(other['last5_mean_vs_dense_mean'], 4)))
-  return rows
+    for (other_env, other, *setting), other_runs in arms.items():
+      if not (other.startswith(gst_plan.BASELINES) and other_env == env and
+              setting == [schedule, sparsity]):
+        continue
+      seeds = set(gst_runs) & set(other_runs)
+      if not seeds:
+        continue
+      means = {m['method']: m for m in arm_means(
+          [r for r in rows if r['env'] == env and r['seed'] in seeds and (
+              r['method'] == 'dense' or r['run_dir'] in {
+                  runs[seed]['run_dir'] for runs in (gst_runs, other_runs)
+                  for seed in seeds})])}
+      gst, base = means[method], means[other]
+      lead = (None if None in (gst['average_cr'], base['average_cr'])
+              else 100 * (gst['average_cr'] - base['average_cr']))
+      leads.append((
+          env, method, schedule or '-', sparsity, other,
+          ', '.join(sorted(seeds, key=int)), fmt(gst['average_cr']),
+          fmt(base['average_cr']), fmt(lead, 3),
+          fmt(gst['last5_vs_dense'], 4), fmt(base['last5_vs_dense'], 4),
+          fmt(gst['last5_mean_vs_dense_mean'], 4),
+          fmt(base['last5_mean_vs_dense_mean'], 4)))
+  return leads
 
 
 def sweep_means(rows: List[Dict]) -> List[Dict]:
@@ -350,12 +363,12 @@ def write(agent: str, results_dir: str, arms: Sequence,
       "learner steps; early = the agent's earlier steps.\n",
       '## Runs\n', runs_table + '\n', '## Mean over seeds\n',
       means_table + '\n']
-  leads = baseline_leads(means)
+  leads = baseline_leads(rows)
   if any(not row[4].startswith('prune') for row in leads):
     sections += [
         '## GST against each baseline\n',
-        'Same env, schedule and final sparsity; seeds are GST\'s / the '
-        'baseline\'s. static and rigl train sparse from scratch (element '
+        'Same env, schedule and final sparsity, over the seeds both arms '
+        'ran. static and rigl train sparse from scratch (element '
         'masks; _B4: 4x4 groups), so their average CR is their final CR '
         'from step 0.\n',
         analysis.markdown_table(

@@ -317,15 +317,24 @@ def test_a_baseline_that_never_reached_the_target_bounds_the_speedup(tmp_path):
         tmp_path / 'results.md').read_text()
 
 
-def test_gst_lead_over_each_baseline():
-    def mean(method, cr, ratio):
-        return dict(env='e', method=method, schedule='standard',
-                    sparsity_final='0.9', seeds=3, average_cr=cr,
-                    last5_vs_dense=ratio, last5_mean_vs_dense_mean=ratio)
-    means = [mean('gst_x', 0.8, 0.9698), mean('prune', 0.5, 0.8),
-             mean('rigl', 0.9, 0.95), mean('static_B4', 0.9, 0.9),
-             dict(mean('rigl', 0.9, 0.95), sparsity_final='0.8')]
-    leads = {row[4]: row for row in gst_report.baseline_leads(means)}
+def test_gst_lead_over_each_baseline_on_the_seeds_both_ran():
+    def row(method, seed, cr, late, sparsity='0.9'):
+        dense = method == 'dense'
+        return dict(env='e', method=method, schedule='' if dense else
+                    'standard', sparsity_final='' if dense else sparsity,
+                    seed=seed, average_cr=cr, final_cr=0.9,
+                    last5_return=late, last5_vs_dense=late / 1000.0,
+                    run_dir=f'{method}{sparsity}{seed}')
+    rows = [row('dense', seed, 0.0, 1000.0) for seed in '012']
+    rows += [row('gst_x', '0', 0.8, 969.8), row('gst_x', '1', 0.8, 500.0),
+             row('gst_x', '2', 0.8, 500.0), row('prune', '0', 0.5, 800.0),
+             row('prune', '1', 0.5, 800.0), row('rigl', '0', 0.9, 950.0),
+             row('static_B4', '0', 0.9, 900.0),
+             row('rigl', '0', 0.9, 950.0, sparsity='0.8')]
+    leads = {r[4]: r for r in gst_report.baseline_leads(rows)}
     assert sorted(leads) == ['prune', 'rigl', 'static_B4']
+    assert leads['prune'][5] == '0, 1' and leads['rigl'][5] == '0'
     assert leads['prune'][8] == '30' and leads['rigl'][8] == '-10'
-    assert leads['rigl'][9] == '0.9698'  # Printed as measured, not 0.97.
+    # GST on seed 0 alone beside RigL's seed 0, printed as measured.
+    assert leads['rigl'][9] == '0.9698' and leads['rigl'][10] == '0.95'
+    assert leads['prune'][9] == '0.7349'
