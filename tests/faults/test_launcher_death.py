@@ -34,8 +34,11 @@ def _wait_for(predicate, timeout_s):
 
 
 def _saved(run_dir):
+  """A periodic save has ended: its checkpoint, counts and the record of
+  both (written last)."""
   learner = run_dir / 'checkpoints' / 'learner'
   return ((run_dir / 'checkpoints' / 'counts.json').exists() and
+          (run_dir / 'checkpoints' / 'saves.json').exists() and
           learner.exists() and any(learner.glob('*.index')))
 
 
