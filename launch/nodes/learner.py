@@ -158,10 +158,11 @@ class LearnerNode:
       logging.error('replay checkpoint with %s missed its %.0f s bound: a '
                     'resume from it restores an older replay', checkpoint,
                     REPLAY_SAVE_TIMEOUT_S)
-    stop.bounded(self._counter.save, 'learner: counter save')
     counts = []
-    if stop.bounded(lambda: counts.append(self._counter.get_counts()),
-                    'learner: counts of the save'):
+    # A counter that did not answer the save is gone: not asked again.
+    if stop.bounded(self._counter.save, 'learner: counter save') and (
+        stop.bounded(lambda: counts.append(self._counter.get_counts()),
+                     'learner: counts of the save')):
       with self._record_lock:
         saved_state.record_save(
             self._config.run_dir, checkpoint, counts[0],
