@@ -211,20 +211,7 @@ def plan(run_dir: str) -> ResumePoint:
       counts to go with it (naming the damaged file).
   """
   set_aside = []
-  chosen = None
   checkpoints = learner_checkpoints(run_dir)
-  for checkpoint in checkpoints:
-    damage = learner_damage(run_dir, checkpoint)
-    if damage is None:
-      chosen = checkpoint
-      break
-    set_aside.append(damage)
-  if chosen is None:
-    file, why = set_aside[0] if set_aside else (
-        os.path.join(run_dir, LEARNER_DIR), 'no checkpoint files')
-    raise run_dir_lib.RunDirError(
-        f'--resume of {run_dir}: no learner checkpoint restores: {file}: '
-        f'{why}; nothing was started or changed')
   saves = read_saves(run_dir)
   counts_path = os.path.join(run_dir, COUNTS_JSON)
   try:
@@ -233,16 +220,38 @@ def plan(run_dir: str) -> ResumePoint:
   except DamagedFileError as error:
     latest_counts, counts_error = None, str(error)
     set_aside.append((counts_path, str(error).split(': ', 1)[-1]))
-  saved = saves.get(chosen) or {}
-  if chosen == checkpoints[0] and latest_counts is not None:
-    counts, counts_from = latest_counts, COUNTS_JSON
-  elif _valid_counts(saved.get('counts')):
-    counts, counts_from = saved['counts'], f'{SAVES_JSON} ({chosen})'
-  else:
-    why = counts_error or (f'{counts_path}: its counts are a later save\'s '
-                           f'than {chosen}, and {SAVES_JSON} has none for it')
+  # The newest checkpoint that restores and has counts to go with it: one
+  # whose save was cut short before its counts were recorded is passed over
+  # (not damaged: the learner's index is pointed past it).
+  chosen = restorable = None
+  damaged = []
+  for checkpoint in checkpoints:
+    damage = learner_damage(run_dir, checkpoint)
+    if damage is not None:
+      damaged.append(damage)
+      continue
+    restorable = restorable or checkpoint
+    saved = saves.get(checkpoint) or {}
+    if checkpoint == checkpoints[0] and latest_counts is not None:
+      chosen, counts, counts_from = checkpoint, latest_counts, COUNTS_JSON
+      break
+    if _valid_counts(saved.get('counts')):
+      chosen, counts = checkpoint, saved['counts']
+      counts_from = f'{SAVES_JSON} ({checkpoint})'
+      break
+  set_aside = damaged + set_aside
+  if restorable is None:
+    file, why = damaged[0] if damaged else (
+        os.path.join(run_dir, LEARNER_DIR), 'no checkpoint files')
     raise run_dir_lib.RunDirError(
-        f'--resume of {run_dir}: no counts to go with {chosen}: {why}; '
+        f'--resume of {run_dir}: no learner checkpoint restores: {file}: '
+        f'{why}; nothing was started or changed')
+  if chosen is None:
+    why = counts_error or (f'{counts_path}: its counts are a later save\'s '
+                           f'than {restorable}, and {SAVES_JSON} has none for '
+                           'it or any older checkpoint')
+    raise run_dir_lib.RunDirError(
+        f'--resume of {run_dir}: no counts to go with {restorable}: {why}; '
         'nothing was started or changed')
   replay, replay_path = _replay_status(run_dir, chosen, checkpoints, saved,
                                        set_aside)

@@ -147,6 +147,25 @@ def test_a_truncated_counts_json_takes_the_counts_of_the_save(tmp_path):
   assert saved_state.read_counts(str(counts)) == SECOND_COUNTS
 
 
+def test_a_save_cut_short_before_its_record_falls_back_to_the_last_whole(
+    tmp_path):
+  # Killed between the second checkpoint and its record (saves.json is
+  # written last), and counts.json then lost: the second checkpoint is
+  # whole but has no counts, so the resume takes the first with its own.
+  _saved_run(str(tmp_path))
+  saves_path = tmp_path / saved_state.SAVES_JSON
+  saves = json.loads(saves_path.read_text())
+  del saves['ckpt-2']
+  saves_path.write_text(json.dumps(saves))
+  (tmp_path / saved_state.COUNTS_JSON).write_text('')
+  point = saved_state.plan(str(tmp_path))
+  assert point.learner_checkpoint == 'ckpt-1'
+  assert dict(point.counts) == FIRST_COUNTS
+  assert [file for file, _ in point.set_aside] == [saved_state.COUNTS_JSON]
+  saved_state.apply(str(tmp_path), point)
+  assert _restored_weight(str(tmp_path))[0] == 1.0
+
+
 def test_a_truncated_counts_json_with_no_record_is_refused(tmp_path):
   _saved_run(str(tmp_path))
   (tmp_path / saved_state.SAVES_JSON).unlink()  # A run from before it.
