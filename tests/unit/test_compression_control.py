@@ -37,13 +37,18 @@ def test_clock_advances_on_rising_return():
   assert not clock.paused and int(clock.tick.numpy()) == 20
 
 
-def test_clock_ignores_non_finite_returns():
+def _clock_at_its_best():
+  """A clock that saw 100 and advanced 50 steps, and its sparsity there."""
   clock = schedules.RewardAwareClock(
       schedules.CubicSchedule(0.0, 0.9, 0, 100), window=2, delta=0.1,
       step_back=0.1, patience=3)
   clock.observe(100.0)
   clock.advance(50)
-  s_before = clock.sparsity()
+  return clock, clock.sparsity()
+
+
+def test_clock_ignores_non_finite_returns():
+  clock, s_before = _clock_at_its_best()
   clock.observe(60.0)  # Paused, one evaluation below the band.
   for value in (float('nan'), float('inf'), float('-inf')):
     clock.observe(value)
@@ -55,12 +60,7 @@ def test_clock_ignores_non_finite_returns():
 
 
 def test_clock_pauses_then_steps_back_on_falling_return():
-  clock = schedules.RewardAwareClock(
-      schedules.CubicSchedule(0.0, 0.9, 0, 100), window=2, delta=0.1,
-      step_back=0.1, patience=3)
-  clock.observe(100.0)
-  clock.advance(50)
-  s_before = clock.sparsity()
+  clock, s_before = _clock_at_its_best()
   clock.observe(60.0)  # moving average 80 < 100 - 10: paused
   assert clock.paused
   clock.advance(5)
