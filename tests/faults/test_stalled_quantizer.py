@@ -21,10 +21,13 @@ pytestmark = pytest.mark.integration
 def test_stalled_quantizer_and_dead_evaluator_are_restarted(tmp_path):
   run_dir = tmp_path / 'run'
   env = dict(os.environ, MUJOCO_GL='disable', TF_CPP_MIN_LOG_LEVEL='2')
+  # The actor-step budget outlasts the stall timeout and both restarts by a
+  # margin: one int8 actor takes ~700 steps/s here, so a budget of 5000 was
+  # spent before the stall was noticed (CI saw no restarts at all).
   launcher = subprocess.Popen(
       [sys.executable, '-m', 'launch.train', '--agent=d4pg',
        '--env=gym:Pendulum-v1', '--actor_precision=int8', '--num_actors=1',
-       '--max_actor_steps=5000', '--max_seconds=400', '--stall_timeout_s=20',
+       '--max_actor_steps=60000', '--max_seconds=400', '--stall_timeout_s=20',
        f'--run_dir={run_dir}'], cwd=ROOT, env=env, stdout=subprocess.PIPE,
       stderr=subprocess.STDOUT, text=True)
   try:
