@@ -490,12 +490,19 @@ def main(argv):
         **extra}))
     run_dirs.append(_run_dir(_OUT.value, regime, task, seed, precision))
     kept.append(_run_dir(results_dir, regime, task, seed, precision))
+
+  def tables():
+    """The tables and plots from every run in results_dir: their paths."""
+    write_results(results_dir, tasks, _SEEDS.value, _PRECISIONS.value,
+                  _FRACTION.value, _REGIMES.value)
+    return sweep.files_in(results_dir)
+
   if commands:
     sweep.run_all(commands, run_dirs, after_each=lambda i: sweep.record(
         run_dirs[i], kept[i], RESULT_FILES, _COMMIT.value and
-        f'reproduce_actorq: {os.path.relpath(kept[i], results_dir)}'))
-  write_results(results_dir, tasks, _SEEDS.value, _PRECISIONS.value,
-                _FRACTION.value, _REGIMES.value)
+        f'reproduce_actorq: {os.path.relpath(kept[i], results_dir)}',
+        refresh=tables))
+  tables()
   with open(os.path.join(results_dir, 'results.md')) as handle:
     print(handle.read())
 

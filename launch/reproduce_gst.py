@@ -112,6 +112,13 @@ def main(argv):
     cli.usage_exit('reproduce_gst', str(error))
   results_dir = chosen['results_dir']
   planned = gst_plan.arms(chosen)
+
+  def write_tables():
+    """The tables and plots from every run in results_dir: their paths."""
+    gst_report.write(_AGENT.value, results_dir, gst_plan.recorded(results_dir),
+                     chosen['max_actor_steps'])
+    return sweep.files_in(results_dir)
+
   if not _TABLES_ONLY.value:
     pending = [arm for arm in planned if run_dir_lib.finished_status(
         os.path.join(results_dir, arm.path)) != 'completed']
@@ -123,12 +130,12 @@ def main(argv):
          for arm in pending], run_dirs,
         after_each=lambda i: sweep.record(
             run_dirs[i], os.path.join(results_dir, pending[i].path),
-            gst_plan.RESULT_FILES, _COMMIT.value and f'reproduce_gst: {_AGENT.value} '
-            f'{pending[i].path}'),
+            gst_plan.RESULT_FILES, _COMMIT.value and f'reproduce_gst: '
+            f'{_AGENT.value} {pending[i].path}', refresh=write_tables),
         background=_BACKGROUND.value)
-  print(gst_report.write(_AGENT.value, results_dir,
-                         gst_plan.recorded(results_dir),
-                         chosen['max_actor_steps']), flush=True)
+  write_tables()
+  with open(os.path.join(results_dir, f'{_AGENT.value}.md')) as handle:
+    print(handle.read(), flush=True)
 
 
 if __name__ == '__main__':

@@ -352,7 +352,8 @@ def write(agent: str, results_dir: str, arms: Sequence,
         fmt(m['last5_vs_dense'], 4), fmt(m['last5_mean_vs_dense_mean'], 4))
        for m in means])
   sections = [
-      f'# GST reproduction ({agent}), from `{results_dir}`\n',
+      f'# GST reproduction ({agent}), from the runs under '
+      f'`{os.path.basename(os.path.normpath(results_dir))}/`\n',
       'CR is over the compressed (hidden->hidden) layers unless marked '
       '"network" (the dense first/last layers and biases counted). Average '
       'CR is the mean of the per-learner-step CR over the run. "Last-5" is '

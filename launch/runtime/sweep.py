@@ -124,10 +124,14 @@ def _run_child(command: List[str], out, background: bool) -> int:
 
 
 def record(run_dir: str, destination: str, names: Sequence[str],
-           commit_message: Optional[str], log=print) -> None:
+           commit_message: Optional[str], log=print,
+           refresh: Callable[[], Sequence[str]] = lambda: ()) -> None:
   """Copies a completed run's small files (`names`) to `destination` and,
   given a message, commits them; an incomplete run is left to be resumed.
-  A sweep that records each run as it ends resumes from a checkout."""
+  A sweep that records each run as it ends resumes from a checkout.
+  `refresh` rewrites what is derived from the recorded runs (the tables)
+  and returns those paths, committed with the run so no commit leaves a
+  table stale."""
   if run_dir_lib.finished_status(run_dir) != 'completed':
     return
   os.makedirs(destination, exist_ok=True)
@@ -139,8 +143,16 @@ def record(run_dir: str, destination: str, names: Sequence[str],
       if not os.path.samefile(run_dir, destination):
         shutil.copyfile(source, kept)
       copied.append(kept)
+  derived = list(refresh())
   if commit_message:
-    _commit(copied, commit_message, log)
+    _commit(copied + derived, commit_message, log)
+
+
+def files_in(directory: str) -> List[str]:
+  """The files directly in `directory` (a results directory's tables and
+  plots, not its runs)."""
+  return [os.path.join(directory, name) for name in sorted(os.listdir(
+      directory)) if os.path.isfile(os.path.join(directory, name))]
 
 
 def _commit(paths: List[str], message: str, log) -> None:

@@ -95,7 +95,7 @@ def _git(cwd, *args):
                           text=True, check=True).stdout
 
 
-def test_a_completed_run_is_recorded_and_committed_alone(tmp_path):
+def test_a_completed_run_is_committed_with_its_tables_alone(tmp_path):
     repo = tmp_path / 'repo'
     repo.mkdir()
     _git(repo, 'init', '-q')
@@ -113,13 +113,20 @@ def test_a_completed_run_is_recorded_and_committed_alone(tmp_path):
     sweep.record(str(run_dir), str(destination), gst_plan.RESULT_FILES, 'msg')
     assert not destination.exists()  # Left to be resumed.
 
+    def write_table():
+        table = repo / 'results' / 'table.md'
+        table.write_text(str(sorted(destination.iterdir())))
+        return sweep.files_in(str(repo / 'results'))
+
     (run_dir / 'summary.json').write_text(json.dumps({'status': 'completed'}))
     sweep.record(str(run_dir), str(destination), gst_plan.RESULT_FILES,
-                 'run landed')
+                 'run landed', refresh=write_table)
     assert sorted(p.name for p in destination.iterdir()) == [
         'evaluator.csv', 'summary.json']
     committed = _git(repo, 'show', '--name-only', '--format=%s', 'HEAD')
     assert committed.split() == ['run', 'landed',
                                  'results/env/dense/seed_0/evaluator.csv',
-                                 'results/env/dense/seed_0/summary.json']
+                                 'results/env/dense/seed_0/summary.json',
+                                 'results/table.md']
+    assert 'summary.json' in _git(repo, 'show', 'HEAD:results/table.md')
     assert _git(repo, 'diff', '--cached', '--name-only') == 'other.txt\n'

@@ -15,7 +15,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
 
 def _rewritten(tmp_path, relative, command):
     """The table files `command` writes into a copy of `relative`."""
-    copy = tmp_path / 'copy'
+    copy = tmp_path / os.path.basename(relative)  # The name a table shows.
     shutil.copytree(os.path.join(ROOT, relative), copy)
     result = subprocess.run(
         [sys.executable, '-m', *[arg.replace('DIR', str(copy))
