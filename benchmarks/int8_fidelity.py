@@ -22,7 +22,6 @@ with and without Acme's LayerNorm input block. One run, side by side:
   python -m benchmarks.int8_fidelity --run_dir=RUN   # a trained policy
   python -m benchmarks.int8_fidelity [--width=2048 --seeds=3]
 """
-import json
 import os
 
 import numpy as np
@@ -30,8 +29,6 @@ import tensorflow as tf
 from absl import flags
 from acme import specs
 
-from agents.d4pg import AGENT_CLASS
-from agents.d4pg import config as d4pg_config
 from agents.d4pg import networks
 from benchmarks import policies
 from launch import cli
@@ -56,11 +53,6 @@ cli.require_positive('width', 'seeds', 'seconds')
 
 SCHEMES = ('fp32', 'int8_all', 'int8', 'int16x8')
 REGIMES = ('moderate', 'bang_bang')
-# Exploration noise of the observations a trained policy is measured on, in
-# units of the action half-range (the middle of D4PG's sigma ladder).
-EXPLORATION = 0.3
-
-
 def measure(policy, spec, calibration, held):
   """{scheme: (mean rel err, p95 rel err, us per call) or None}."""
   action_range = spec.actions.maximum - spec.actions.minimum
@@ -92,48 +84,6 @@ def random_policy(spec, calibration, layer_norm: bool, regime: str,
   policy(tf.constant(calibration[:1]))
   policies.set_regime(policy, regime, calibration)
   return policy
-
-
-def trained_policy(run_dir: str):
-  """(environment, spec, policy, policy shape) of a D4PG run's last
-  learner checkpoint."""
-  with open(os.path.join(run_dir, 'config.json')) as f:
-    run = json.load(f)['run']
-  if run['agent'] != 'd4pg':
-    raise ValueError(f'{run_dir} is a {run["agent"]} run, not d4pg')
-  checkpoint = tf.train.latest_checkpoint(
-      os.path.join(run_dir, 'checkpoints', 'learner'))
-  if checkpoint is None:
-    raise ValueError(f'{run_dir} holds no learner checkpoint')
-  environment = envs.make_environment(run['env'], 0)
-  spec = specs.make_environment_spec(environment)
-  agent = AGENT_CLASS(spec, d4pg_config.D4PGConfig(**run['agent_config']))
-  policy = agent.learner_policy()
-  tf.train.Checkpoint(policy=policy).restore(checkpoint).expect_partial()
-  shape = 'x'.join(map(str, run['agent_config']['policy_layers']))
-  norm = 'LayerNorm' if run['agent_config']['policy_layer_norm'] else 'ReLU'
-  return environment, spec, policy, f'{run["env"]} {shape} {norm}'
-
-
-def exploring_observations(environment, spec, policy, steps: int,
-                           rng: np.random.Generator) -> np.ndarray:
-  """Observations of `policy` acting with Gaussian noise, shuffled."""
-  half_range = (spec.actions.maximum - spec.actions.minimum) / 2
-  observations = []
-  timestep = environment.reset()
-  for _ in range(steps):
-    observation = np.asarray(timestep.observation, np.float32).ravel()
-    observations.append(observation)
-    action = policy(tf.constant(observation[None]))[0].numpy()
-    action = action + rng.normal(0, EXPLORATION * half_range, action.shape)
-    timestep = environment.step(np.clip(
-        action, spec.actions.minimum, spec.actions.maximum).astype(
-            spec.actions.dtype))
-    if timestep.last():
-      timestep = environment.reset()
-  observations = np.stack(observations)
-  rng.shuffle(observations)
-  return observations
 
 
 def _round_to_int8(values: np.ndarray, calibration: np.ndarray) -> np.ndarray:
@@ -197,20 +147,20 @@ def main(argv):
   rng = np.random.default_rng(0)
   if _RUN_DIR.value:
     try:
-      environment, spec, policy, label = trained_policy(_RUN_DIR.value)
+      trained = policies.trained_policy(_RUN_DIR.value)
     except (OSError, ValueError, KeyError) as error:
       cli.usage_exit('int8_fidelity', str(error))
-    observations = exploring_observations(environment, spec, policy, 1280,
-                                          rng)
+    observations = policies.exploring_observations(trained, 1280, rng)
     calibration, held = observations[:256], observations[256:]
-    print(f'trained D4PG policy ({label}) from {_RUN_DIR.value}; errors of '
+    print(f'trained D4PG policy ({trained.label}) from {_RUN_DIR.value}; errors of '
           f'the action range on {len(held)} held observations of it '
           f'exploring; LiteRT us per call, 1 thread\n\n{HEADER}')
-    print(_row('trained', [measure(policy, spec, calibration, held)]))
+    print(_row('trained', [measure(trained.policy, trained.spec, calibration,
+                                   held)]))
     print('\nwhere the error enters: one tensor rounded to its int8 grid, '
           'all else float\n\n| rounded | mean rel err | p95 rel err |\n'
           '|---|---|---|')
-    for what, mean, p95 in rounding_alone(policy, calibration, held):
+    for what, mean, p95 in rounding_alone(trained.policy, calibration, held):
       print(f'| {what} | {mean:.4f} | {p95:.4f} |')
     print_publishes(_RUN_DIR.value)
     return
