@@ -17,6 +17,7 @@ from tensorflow.lite.python import schema_py_generated as schema
 
 from agents.d4pg import AGENT_CLASS
 from agents.d4pg import config as d4pg_config
+from launch.runtime import run_dir as run_dir_lib
 from quarl import envs
 from quarl import quantization
 from quarl.actors import LiteRTPolicy
@@ -82,7 +83,7 @@ def trained_policy(run_dir: str) -> TrainedPolicy:
   if run['agent'] != 'd4pg':
     raise ValueError(f'{run_dir} is a {run["agent"]} run, not d4pg')
   checkpoint = tf.train.latest_checkpoint(
-      os.path.join(run_dir, 'checkpoints', 'learner'))
+      os.path.join(run_dir, run_dir_lib.LEARNER_DIR))
   if checkpoint is None:
     raise ValueError(f'{run_dir} holds no learner checkpoint')
   environment = envs.make_environment(run['env'], 0)

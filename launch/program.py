@@ -21,6 +21,7 @@ from launch.nodes import evaluator as evaluator_node
 from launch.nodes import learner as learner_node
 from launch.nodes import quantizer as quantizer_node
 from launch.nodes import threads
+from launch.runtime import run_dir as run_dir_lib
 
 
 def _replay_tables(config: RunConfig):
@@ -37,7 +38,7 @@ def _replay_tables(config: RunConfig):
 def _replay_checkpointer(config: RunConfig):
   """Reverb otherwise creates a checkpoint dir under /tmp; keep it ours."""
   return reverb.checkpointers.DefaultCheckpointer(
-      os.path.join(config.run_dir, 'replay_checkpoints'))
+      os.path.join(config.run_dir, run_dir_lib.REPLAY_DIR))
 
 
 def build_program(config: RunConfig) -> lp.Program:

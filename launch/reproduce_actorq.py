@@ -492,10 +492,10 @@ def main(argv):
     kept.append(_run_dir(results_dir, regime, task, seed, precision))
 
   def tables():
-    """The tables and plots from every run in results_dir: their paths."""
+    """Writes the tables and plots of every run in results_dir; their paths."""
     write_results(results_dir, tasks, _SEEDS.value, _PRECISIONS.value,
                   _FRACTION.value, _REGIMES.value)
-    return sweep.files_in(results_dir)
+    return sweep.tables_in(results_dir)
 
   if commands:
     sweep.run_all(commands, run_dirs, after_each=lambda i: sweep.record(

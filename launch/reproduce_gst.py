@@ -114,10 +114,10 @@ def main(argv):
   planned = gst_plan.arms(chosen)
 
   def write_tables():
-    """The tables and plots from every run in results_dir: their paths."""
+    """Writes the tables and plots of every run in results_dir; their paths."""
     gst_report.write(_AGENT.value, results_dir, gst_plan.recorded(results_dir),
                      chosen['max_actor_steps'])
-    return sweep.files_in(results_dir)
+    return sweep.tables_in(results_dir)
 
   if not _TABLES_ONLY.value:
     pending = [arm for arm in planned if run_dir_lib.finished_status(

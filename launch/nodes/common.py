@@ -16,7 +16,6 @@ from quarl import carbon
 from quarl import envs
 
 
-NODE_ERRORS_LOG = 'node_errors.log'
 CPU_RECORD_PERIOD_S = 5.0
 
 
@@ -77,7 +76,7 @@ def _report_failure(config: RunConfig, node_name: str,
   import traceback  # pylint: disable=g-import-not-at-top
   text = ''.join(traceback.format_exception(type(error), error,
                                             error.__traceback__))
-  with open(run_path(config, NODE_ERRORS_LOG), 'a') as handle:
+  with open(run_path(config, run_dir_lib.NODE_ERRORS_LOG), 'a') as handle:
     handle.write(f'=== {node_name} at {wall_time_s(config):.1f}s\n{text}\n')
   if (config.launch_type == 'local_mt' or
       not groups.restartable(groups.group_of(node_name))):

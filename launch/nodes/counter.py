@@ -9,7 +9,6 @@ from launch.config import RunConfig
 from launch.nodes import common
 from launch.nodes import threads
 
-COUNTS_JSON = saved_state.COUNTS_JSON
 
 
 class CounterNode(counting.Counter):
@@ -20,7 +19,7 @@ class CounterNode(counting.Counter):
     super().__init__()
     threads.apply(config, 'counter')
     common.record_cpu_time(config, 'counter')
-    self._path = common.run_path(config, COUNTS_JSON)
+    self._path = common.run_path(config, run_dir_lib.COUNTS_JSON)
     if config.resume and os.path.exists(self._path):
       # The launcher read it back before starting anything; damaged since,
       # it is named rather than a JSON traceback.

@@ -88,8 +88,8 @@ class LearnerNode:
                                            **bundle.checkpointables)
     self._networks = bundle.networks
     self._manager = tf.train.CheckpointManager(
-        self._checkpoint, os.path.join(config.run_dir, 'checkpoints',
-                                       'learner'), max_to_keep=2)
+        self._checkpoint, os.path.join(config.run_dir,
+                                       run_dir_lib.LEARNER_DIR), max_to_keep=2)
     if config.resume and self._manager.latest_checkpoint:
       # Every network, optimizer and compression variable that exists now
       # must come from the checkpoint: a partial restore is a failed run.
@@ -144,7 +144,7 @@ class LearnerNode:
     """The replay table checkpointed by Reverb itself (the replay node
     restores it at start) and the counter's counts written; every RPC
     bounded, so a peer already gone is logged rather than waited on. What
-    went with `checkpoint` is recorded (saved_state.SAVES_JSON), so a
+    went with `checkpoint` is recorded (run_dir_lib.SAVES_JSON), so a
     resume that falls back to it finds its counts, and a replay checkpoint
     that missed its bound is on record (summary.json, the progress line)
     instead of dropped in silence."""

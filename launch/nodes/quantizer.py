@@ -25,16 +25,10 @@ from quarl import litert
 from quarl import quantization
 from quarl.quantization import calibration
 
-# The newest model LiteRT could not load, kept for a post-mortem.
-REFUSED_MODEL = 'refused_model.tflite'
 # Versions are epoch * VERSIONS_PER_EPOCH + n: a restarted (or resumed)
 # quantizer starts a new epoch, so actors that saw its predecessor's models
 # take its first one as newer.
 VERSIONS_PER_EPOCH = saved_state.VERSIONS_PER_EPOCH
-EPOCH_FILE = saved_state.EPOCH_FILE
-# The time of the quantizer's last sign of progress (its start, a publish,
-# or waiting for one to be due), so the launcher can tell a stalled one.
-HEARTBEAT_FILE = os.path.join('checkpoints', 'quantizer_alive')
 HEARTBEAT_PERIOD_S = 1.0
 # A refused publish is retried after this, doubling up to one publish
 # period (MAX_BACKOFF_S for a period in learner steps).
@@ -49,10 +43,10 @@ def next_epoch(run_dir: str) -> int:
 
 
 class Heartbeat:
-  """Writes run_dir/HEARTBEAT_FILE: the time of the latest beat."""
+  """Writes run_dir/run_dir_lib.HEARTBEAT_FILE: the time of the latest beat."""
 
   def __init__(self, run_dir: str):
-    self._path = os.path.join(run_dir, HEARTBEAT_FILE)
+    self._path = os.path.join(run_dir, run_dir_lib.HEARTBEAT_FILE)
     os.makedirs(os.path.dirname(self._path), exist_ok=True)
     self._last = 0.0
 
@@ -71,7 +65,7 @@ def seconds_since_heartbeat(run_dir: str) -> Optional[float]:
   keep being refused stops beating.
   """
   try:
-    with open(os.path.join(run_dir, HEARTBEAT_FILE)) as handle:
+    with open(os.path.join(run_dir, run_dir_lib.HEARTBEAT_FILE)) as handle:
       return time.time() - float(handle.read())
   except (FileNotFoundError, ValueError):
     return None
@@ -205,7 +199,7 @@ class QuantizerNode:
       logging.error('publish %d refused: %s', version, error)
       if isinstance(error, quantization.UnloadableModelError):
         run_dir_lib.write_bytes_atomic(
-            common.run_path(self._config, REFUSED_MODEL), error.model_bytes)
+            common.run_path(self._config, run_dir_lib.REFUSED_MODEL), error.model_bytes)
       self._csv.append(dict(row, version=-1, status=f'refused: {error}'))
       return False
     with self._lock:

@@ -19,7 +19,6 @@ from acme import specs
 from launch.runtime import run_dir as run_dir_lib
 from quarl import envs
 
-BASELINES_JSON = 'baselines.json'
 EPISODES = 3
 # An episode ends here at the latest (ALE's 108,000 frames at frame skip 4);
 # other envs end sooner, at their own time limit.
@@ -87,7 +86,7 @@ def stored(run_dir: str, env_name: str, seed: int,
            episodes: int = EPISODES) -> Optional[Dict[str, float]]:
   """run_dir's baselines.json returns if measured for the same env, seed and
   episodes, else None."""
-  path = os.path.join(os.path.expanduser(run_dir), BASELINES_JSON)
+  path = os.path.join(os.path.expanduser(run_dir), run_dir_lib.BASELINES_JSON)
   if not os.path.exists(path):
     return None
   with open(path) as handle:
@@ -105,6 +104,6 @@ def for_run(run_dir: str, env_name: str, seed: int,
   if returns is None:
     returns = baseline_returns(env_name, episodes, seed)
     run_dir_lib.write_json_atomic(
-        os.path.join(run_dir, BASELINES_JSON),
+        os.path.join(run_dir, run_dir_lib.BASELINES_JSON),
         dict(_key(env_name, seed, episodes), returns=returns))
   return returns

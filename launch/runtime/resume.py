@@ -41,11 +41,9 @@ MUTABLE = ('max_seconds', 'max_actor_steps', 'eval_episodes', 'eval_every',
            'run_dir', 'resume', 'resume_point', 'start_time')
 DERIVED = ('compression.reward_reference',)
 
-# The state a resume restores besides config.json (launch/nodes/learner.py's
-# CheckpointManager and launch/nodes/counter.py's COUNTS_JSON).
-LEARNER_CHECKPOINT = saved_state.LEARNER_INDEX
-COUNTS_JSON = saved_state.COUNTS_JSON
-_REQUIRED = (run_dir_lib.CONFIG_JSON, LEARNER_CHECKPOINT, COUNTS_JSON)
+# The state a resume restores besides config.json.
+_REQUIRED = (run_dir_lib.CONFIG_JSON, run_dir_lib.LEARNER_INDEX,
+             run_dir_lib.COUNTS_JSON)
 _SHOWN_DIFFERENCES = 8
 
 

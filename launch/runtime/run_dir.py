@@ -13,12 +13,41 @@ import socket
 import tempfile
 from typing import Any, Dict, Mapping, Optional, Sequence
 
+# Every file and directory a run writes, relative to its run_dir, named
+# here and nowhere else.
+CONFIG_JSON = 'config.json'
+SUMMARY_JSON = 'summary.json'
 EVALUATOR_CSV = 'evaluator.csv'
 ACTORS_CSV = 'actors.csv'
 QUANTIZER_CSV = 'quantizer.csv'
 COMPRESSION_CSV = 'compression.csv'
-SUMMARY_JSON = 'summary.json'
-CONFIG_JSON = 'config.json'
+# When each node process started its main loop and took its first step: where
+# a run's start-up time goes (launch/runtime/summary.py first_step_s).
+STARTUP_CSV = 'startup.csv'
+BASELINES_JSON = 'baselines.json'  # The random policy's measured return.
+NODE_ERRORS_LOG = 'node_errors.log'
+TENSORBOARD_DIR = 'tensorboard'
+NODE_LOGS_DIR = os.path.join('logs', 'nodes')
+TMP_DIR = 'tmp'  # Every node's TMPDIR.
+# The newest model LiteRT could not load, kept for a post-mortem.
+REFUSED_MODEL = 'refused_model.tflite'
+# The first wave of a stop (its reason inside), then the second: written by
+# the launcher once every other node is gone.
+STOP_FILE = 'STOP'
+SERVICES_STOP_FILE = 'STOP.services'
+LEASE_FILE = 'LEASE'  # Renewed by the launcher while it lives.
+CHECKPOINTS_DIR = 'checkpoints'
+LEARNER_DIR = os.path.join(CHECKPOINTS_DIR, 'learner')
+LEARNER_INDEX = os.path.join(LEARNER_DIR, 'checkpoint')
+COUNTS_JSON = os.path.join(CHECKPOINTS_DIR, 'counts.json')
+# learner checkpoint name -> {counts, replay, replay_saved, wall_time_s}:
+# what the learner saved together, so a fallback finds matching counts.
+SAVES_JSON = os.path.join(CHECKPOINTS_DIR, 'saves.json')
+EPOCH_FILE = os.path.join(CHECKPOINTS_DIR, 'quantizer_epoch')
+# The time of the quantizer's last sign of progress.
+HEARTBEAT_FILE = os.path.join(CHECKPOINTS_DIR, 'quantizer_alive')
+REPLAY_DIR = 'replay_checkpoints'
+SET_ASIDE_DIR = 'damaged'  # Damaged state a resume moved aside.
 
 EVALUATOR_FIELDS = ('wall_time_s', 'actor_steps', 'learner_steps',
                     'episode_return', 'policy_version', 'fp32_return')
@@ -26,9 +55,6 @@ ACTORS_FIELDS = ('wall_time_s', 'actor_id', 'exploration', 'steps',
                  'steps_per_s', 'mean_inference_us', 'policy_version',
                  'load_failures', 'env_s', 'inference_s', 'adder_s',
                  'refresh_s')
-# When each node process started its main loop and took its first step: where
-# a run's start-up time goes (launch/runtime/summary.py first_step_s).
-STARTUP_CSV = 'startup.csv'
 # cpu_s: the node process's CPU seconds at the event.
 STARTUP_FIELDS = ('wall_time_s', 'node', 'event', 'cpu_s')
 QUANTIZER_FIELDS = ('wall_time_s', 'version', 'learner_steps', 'precision',

@@ -26,7 +26,6 @@ from launch.runtime import stop
 from launch.runtime import summary as summary_lib
 from launch.runtime import supervisor
 from launch.config import RunConfig
-from launch.nodes import common
 from launch.nodes import quantizer as quantizer_node
 from launch.nodes import threads
 from launch.program import build_program
@@ -91,11 +90,11 @@ def _launch_and_wait(config: RunConfig) -> supervisor.Outcome:
   supervisor, or as threads of this process under local_mt."""
   os.environ.update(_NODE_ENVIRONMENT)
   # Node temp files (TFLite conversion scratch SavedModels) stay in run_dir.
-  node_tmp = os.path.join(config.run_dir, 'tmp')
+  node_tmp = os.path.join(config.run_dir, run_dir_lib.TMP_DIR)
   os.makedirs(node_tmp, exist_ok=True)
   os.environ['TMPDIR'] = node_tmp
   program = build_program(config)
-  errors_log = os.path.join(config.run_dir, common.NODE_ERRORS_LOG)
+  errors_log = os.path.join(config.run_dir, run_dir_lib.NODE_ERRORS_LOG)
   if config.launch_type == 'local_mt':
     return _launch_threads(program, config)
   groups = list(program.groups)
@@ -243,7 +242,7 @@ def run(config: RunConfig, show_progress: bool = True,
         print(f'[launcher] {error}', file=sys.stderr, flush=True)
   if reporter:
     reporter.stop()
-  _remove_if_empty(os.path.join(config.run_dir, 'tmp'))
+  _remove_if_empty(os.path.join(config.run_dir, run_dir_lib.TMP_DIR))
   _sync_csvs(config.run_dir)
   summary = summary_lib.run_summary(
       config, outcome, _budget_reached(config), reference,

@@ -6,13 +6,13 @@ the launcher reads every piece first: each learner checkpoint's tensors
 (checksummed by TF), counts.json, Reverb's replay checkpoint (its TFRecords
 are checksummed), and the quantizer's epoch. It resumes from the newest
 learner checkpoint that restores, with the counts saved with it (the
-learner records them in SAVES_JSON at each save), and says whether the
+learner records them in run_dir_lib.SAVES_JSON at each save), and says whether the
 replay it finds belongs to that save (`full`), to another one (`partly`;
 Reverb keeps only its newest) or is absent or damaged (`none`).
 
 When nothing restores, `plan` refuses naming the damaged file, having
 written nothing. When it falls back, `apply` (run under the run's lock)
-moves each damaged file into SET_ASIDE_DIR (kept for a post-mortem, never
+moves each damaged file into run_dir_lib.SET_ASIDE_DIR (kept for a post-mortem, never
 deleted) and points the learner's index and counts.json at the save it
 chose.
 """
@@ -29,15 +29,6 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 from launch.config import ResumePoint
 from launch.runtime import run_dir as run_dir_lib
 
-LEARNER_DIR = os.path.join('checkpoints', 'learner')
-LEARNER_INDEX = os.path.join(LEARNER_DIR, 'checkpoint')
-COUNTS_JSON = os.path.join('checkpoints', 'counts.json')
-# learner checkpoint name -> {counts, replay, replay_saved, wall_time_s}:
-# what the learner saved together, so a fallback finds matching counts.
-SAVES_JSON = os.path.join('checkpoints', 'saves.json')
-EPOCH_FILE = os.path.join('checkpoints', 'quantizer_epoch')
-REPLAY_DIR = 'replay_checkpoints'
-SET_ASIDE_DIR = 'damaged'
 # Quantizer versions are epoch * VERSIONS_PER_EPOCH + n (quantizer node).
 VERSIONS_PER_EPOCH = 1_000_000
 _CHECKPOINT_NUMBER = re.compile(r'^ckpt-(\d+)\.index$')
@@ -86,7 +77,7 @@ def next_quantizer_epoch(run_dir: str) -> int:
   """0 for a run's first quantizer, then one more per (re)start; an epoch
   file that is missing or damaged is recovered from quantizer.csv's
   versions, so versions never go back."""
-  path = os.path.join(run_dir, EPOCH_FILE)
+  path = os.path.join(run_dir, run_dir_lib.EPOCH_FILE)
   try:
     previous = read_epoch(path)
   except DamagedFileError:
@@ -109,10 +100,10 @@ def _epoch_of_published_versions(run_dir: str) -> int:
 
 
 def read_saves(run_dir: str) -> Dict[str, Dict[str, Any]]:
-  """SAVES_JSON, or {} when it is missing or damaged (counts.json is then
+  """run_dir_lib.SAVES_JSON, or {} when it is missing or damaged (counts.json is then
   the one source of counts)."""
   try:
-    with open(os.path.join(run_dir, SAVES_JSON)) as handle:
+    with open(os.path.join(run_dir, run_dir_lib.SAVES_JSON)) as handle:
       saves = json.load(handle)
   except (OSError, ValueError):
     return {}
@@ -122,7 +113,7 @@ def read_saves(run_dir: str) -> Dict[str, Dict[str, Any]]:
 def record_save(run_dir: str, checkpoint: str, counts: Mapping[str, float],
                 replay: Optional[str], replay_saved: bool,
                 keep: List[str]) -> None:
-  """Adds the learner's save of `checkpoint` to SAVES_JSON (durably),
+  """Adds the learner's save of `checkpoint` to run_dir_lib.SAVES_JSON (durably),
   keeping only the checkpoints in `keep` (the ones on disk)."""
   saves = read_saves(run_dir)
   missed = saves.pop('replay_missed', [])
@@ -131,7 +122,7 @@ def record_save(run_dir: str, checkpoint: str, counts: Mapping[str, float],
   saves = {name: entry for name, entry in saves.items() if name in keep}
   saves[checkpoint] = dict(counts=dict(counts), replay=replay,
                            replay_saved=replay_saved)
-  run_dir_lib.write_json_atomic(os.path.join(run_dir, SAVES_JSON),
+  run_dir_lib.write_json_atomic(os.path.join(run_dir, run_dir_lib.SAVES_JSON),
                                 dict(saves, replay_missed=missed))
 
 
@@ -145,7 +136,7 @@ def replay_saves_missed(run_dir: str, since: float = 0.0) -> int:
 def learner_checkpoints(run_dir: str) -> List[str]:
   """The learner checkpoints on disk ('ckpt-N'), newest first; read from
   the files themselves, since the index may be the damaged file."""
-  directory = os.path.join(run_dir, LEARNER_DIR)
+  directory = os.path.join(run_dir, run_dir_lib.LEARNER_DIR)
   numbers = []
   for name in os.listdir(directory) if os.path.isdir(directory) else ():
     match = _CHECKPOINT_NUMBER.match(name)
@@ -159,7 +150,7 @@ def learner_damage(run_dir: str, checkpoint: str) -> Optional[Tuple[str, str]]:
   None: its index, then every tensor (TF checks each one's checksum)."""
   import numpy as np  # pylint: disable=g-import-not-at-top
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  prefix = os.path.join(run_dir, LEARNER_DIR, checkpoint)
+  prefix = os.path.join(run_dir, run_dir_lib.LEARNER_DIR, checkpoint)
   try:
     reader = tf.train.load_checkpoint(prefix)
   except Exception as error:  # pylint: disable=broad-except
@@ -178,8 +169,8 @@ def learner_damage(run_dir: str, checkpoint: str) -> Optional[Tuple[str, str]]:
 
 def replay_checkpoint(run_dir: str) -> Optional[str]:
   """The replay checkpoint Reverb would load: the newest directory under
-  REPLAY_DIR that it finished (it writes DONE last)."""
-  root = os.path.join(run_dir, REPLAY_DIR)
+  run_dir_lib.REPLAY_DIR that it finished (it writes DONE last)."""
+  root = os.path.join(run_dir, run_dir_lib.REPLAY_DIR)
   if not os.path.isdir(root):
     return None
   done = [name for name in sorted(os.listdir(root))
@@ -213,7 +204,7 @@ def plan(run_dir: str) -> ResumePoint:
   set_aside = []
   checkpoints = learner_checkpoints(run_dir)
   saves = read_saves(run_dir)
-  counts_path = os.path.join(run_dir, COUNTS_JSON)
+  counts_path = os.path.join(run_dir, run_dir_lib.COUNTS_JSON)
   try:
     latest_counts = read_counts(counts_path)
     counts_error = None
@@ -233,29 +224,29 @@ def plan(run_dir: str) -> ResumePoint:
     restorable = restorable or checkpoint
     saved = saves.get(checkpoint) or {}
     if checkpoint == checkpoints[0] and latest_counts is not None:
-      chosen, counts, counts_from = checkpoint, latest_counts, COUNTS_JSON
+      chosen, counts, counts_from = checkpoint, latest_counts, run_dir_lib.COUNTS_JSON
       break
     if _valid_counts(saved.get('counts')):
       chosen, counts = checkpoint, saved['counts']
-      counts_from = f'{SAVES_JSON} ({checkpoint})'
+      counts_from = f'{run_dir_lib.SAVES_JSON} ({checkpoint})'
       break
   set_aside = damaged + set_aside
   if restorable is None:
     file, why = damaged[0] if damaged else (
-        os.path.join(run_dir, LEARNER_DIR), 'no checkpoint files')
+        os.path.join(run_dir, run_dir_lib.LEARNER_DIR), 'no checkpoint files')
     raise run_dir_lib.RunDirError(
         f'--resume of {run_dir}: no learner checkpoint restores: {file}: '
         f'{why}; nothing was started or changed')
   if chosen is None:
     why = counts_error or (f'{counts_path}: its counts are a later save\'s '
-                           f'than {restorable}, and {SAVES_JSON} has none for '
+                           f'than {restorable}, and {run_dir_lib.SAVES_JSON} has none for '
                            'it or any older checkpoint')
     raise run_dir_lib.RunDirError(
         f'--resume of {run_dir}: no counts to go with {restorable}: {why}; '
         'nothing was started or changed')
   replay, replay_path = _replay_status(run_dir, chosen, checkpoints, saved,
                                        set_aside)
-  epoch_path = os.path.join(run_dir, EPOCH_FILE)
+  epoch_path = os.path.join(run_dir, run_dir_lib.EPOCH_FILE)
   if os.path.exists(epoch_path):
     try:
       read_epoch(epoch_path)
@@ -283,7 +274,7 @@ def _replay_status(run_dir, chosen, checkpoints, saved, set_aside):
             os.path.basename(saved['replay'].rstrip('/')) ==
             os.path.basename(path))
     return ('full' if same else 'partly'), path
-  # A run from before SAVES_JSON: the newest replay goes with the newest
+  # A run from before run_dir_lib.SAVES_JSON: the newest replay goes with the newest
   # learner checkpoint.
   return ('full' if chosen == checkpoints[0] else 'partly'), path
 
@@ -298,7 +289,7 @@ def apply(run_dir: str, point: ResumePoint) -> None:
   """Makes `run_dir` restore `point` (under the run's lock, before any
   node starts): damaged files moved aside, the learner's index and
   counts.json pointing at the chosen save, each write durable."""
-  aside = os.path.join(run_dir, SET_ASIDE_DIR,
+  aside = os.path.join(run_dir, run_dir_lib.SET_ASIDE_DIR,
                        time.strftime('%Y%m%dT%H%M%S'))
   if point.set_aside:
     for relative, _ in point.set_aside:
@@ -311,11 +302,12 @@ def apply(run_dir: str, point: ResumePoint) -> None:
   if point.learner_checkpoint != point.newest_checkpoint or _index_stale(
       run_dir, point.learner_checkpoint):
     _write_learner_index(run_dir, point.learner_checkpoint)
-  counts_path = os.path.join(run_dir, COUNTS_JSON)
-  if point.counts_from != COUNTS_JSON:
+  counts_path = os.path.join(run_dir, run_dir_lib.COUNTS_JSON)
+  if point.counts_from != run_dir_lib.COUNTS_JSON:
     if os.path.exists(counts_path):  # Valid, but a later save's.
-      os.makedirs(os.path.join(aside, 'checkpoints'), exist_ok=True)
-      shutil.move(counts_path, os.path.join(aside, COUNTS_JSON))
+      os.makedirs(os.path.join(aside, run_dir_lib.CHECKPOINTS_DIR),
+                  exist_ok=True)
+      shutil.move(counts_path, os.path.join(aside, run_dir_lib.COUNTS_JSON))
     run_dir_lib.write_json_atomic(counts_path, dict(point.counts))
 
 
@@ -324,14 +316,14 @@ def _files_of(run_dir: str, relative: str) -> List[str]:
   file or directory."""
   path = os.path.join(run_dir, relative)
   match = re.match(r'^(.*ckpt-\d+)\.(index|data.*)$', path)
-  if match and os.path.dirname(relative) == LEARNER_DIR:
+  if match and os.path.dirname(relative) == run_dir_lib.LEARNER_DIR:
     return sorted(glob.glob(match.group(1) + '.*'))
   return [path] if os.path.exists(path) else []
 
 
 def _index_stale(run_dir: str, checkpoint: str) -> bool:
   try:
-    with open(os.path.join(run_dir, LEARNER_INDEX)) as handle:
+    with open(os.path.join(run_dir, run_dir_lib.LEARNER_INDEX)) as handle:
       return f'model_checkpoint_path: "{checkpoint}"' not in handle.read()
   except OSError:
     return True
@@ -343,7 +335,7 @@ def _write_learner_index(run_dir: str, latest: str) -> None:
   rotates them out)."""
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   from google.protobuf import text_format  # pylint: disable=g-import-not-at-top
-  directory = os.path.join(run_dir, LEARNER_DIR)
+  directory = os.path.join(run_dir, run_dir_lib.LEARNER_DIR)
   number = int(latest.split('-')[1])
   kept = [name for name in reversed(learner_checkpoints(run_dir))
           if int(name.split('-')[1]) <= number]
@@ -354,7 +346,7 @@ def _write_learner_index(run_dir: str, latest: str) -> None:
       all_model_checkpoint_timestamps=times,
       last_preserved_timestamp=min(times) - 1.0)
   run_dir_lib.write_bytes_atomic(
-      os.path.join(run_dir, LEARNER_INDEX),
+      os.path.join(run_dir, run_dir_lib.LEARNER_INDEX),
       text_format.MessageToString(state).encode())
 
 

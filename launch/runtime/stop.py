@@ -28,15 +28,13 @@ from typing import Callable, Optional, Set
 import launchpad as lp
 from absl import logging
 
-STOP_FILE = 'STOP'
-# The second wave: written by the launcher once every other node is gone.
-SERVICES_STOP_FILE = 'STOP.services'
+from launch.runtime import run_dir as run_dir_lib
+
 BUDGET_SPENT = 'budget spent'
 UNREADABLE_REASON = 'stop'  # A STOP file with no reason in it.
 GRACE_S = 5.0
 # The launcher renews LEASE every LEASE_RENEW_S; nodes that see it older
 # than LEASE_TIMEOUT_S stop (services a wave later).
-LEASE_FILE = 'LEASE'
 LEASE_RENEW_S = 1.0
 LEASE_TIMEOUT_S = 15.0
 LAUNCHER_LOST = 'failed: the launcher stopped renewing its lease'
@@ -52,7 +50,7 @@ _running_lock = threading.Lock()
 
 
 def path(run_dir: str) -> str:
-  return os.path.join(run_dir, STOP_FILE)
+  return os.path.join(run_dir, run_dir_lib.STOP_FILE)
 
 
 def request(run_dir: str, reason: str) -> None:
@@ -62,7 +60,7 @@ def request(run_dir: str, reason: str) -> None:
 
 def request_services(run_dir: str) -> None:
   """Asks replay and counter to stop (after everything else has)."""
-  _create_once(os.path.join(run_dir, SERVICES_STOP_FILE), 'services')
+  _create_once(os.path.join(run_dir, run_dir_lib.SERVICES_STOP_FILE), 'services')
 
 
 def _create_once(file_path: str, text: str) -> None:
@@ -88,7 +86,7 @@ def reason(run_dir: str) -> Optional[str]:
 
 def clear(run_dir: str) -> None:
   """Before a (resumed) launch: a stale file would stop it at once."""
-  for name in (STOP_FILE, SERVICES_STOP_FILE, LEASE_FILE):
+  for name in (run_dir_lib.STOP_FILE, run_dir_lib.SERVICES_STOP_FILE, run_dir_lib.LEASE_FILE):
     if os.path.exists(os.path.join(run_dir, name)):
       os.remove(os.path.join(run_dir, name))
 
@@ -157,7 +155,7 @@ def bounded(fn: Callable[[], object], what: str,
 
 def renew_lease(run_dir: str) -> None:
   """The launcher's heartbeat: its nodes stop when it stops renewing."""
-  lease = os.path.join(run_dir, LEASE_FILE)
+  lease = os.path.join(run_dir, run_dir_lib.LEASE_FILE)
   with open(lease, 'a'):
     pass
   os.utime(lease)
@@ -198,7 +196,7 @@ def lease_expired(run_dir: str, timeout_s: float = LEASE_TIMEOUT_S) -> bool:
   lease at all: a node run outside a launcher, e.g. in a test)."""
   try:
     return time.time() - os.path.getmtime(
-        os.path.join(run_dir, LEASE_FILE)) > timeout_s
+        os.path.join(run_dir, run_dir_lib.LEASE_FILE)) > timeout_s
   except FileNotFoundError:
     return False
 
@@ -219,7 +217,7 @@ def watch(run_dir: str, in_process: bool,
   """
   stop_event = lp.stop_event()  # Only reachable from the node's own thread.
   trigger = os.path.join(run_dir,
-                         SERVICES_STOP_FILE if service else STOP_FILE)
+                         run_dir_lib.SERVICES_STOP_FILE if service else run_dir_lib.STOP_FILE)
   lease_timeout_s = LEASE_TIMEOUT_S * (2 if service else 1)
 
   def run():

@@ -35,6 +35,7 @@ from launchpad import context
 from launch import groups
 from launch.runtime import forkserver
 from launch.runtime import hosts as hosts_lib
+from launch.runtime import run_dir as run_dir_lib
 from launch.runtime import stop
 from launch.nodes import threads
 
@@ -163,11 +164,11 @@ def _bind_and_build(program: lp.Program, plan: hosts_lib.HostsPlan,
       host = plan.host_for(label, index)
       for address in node.addresses:
         address.bind(_HostPort(host.address, portpicker.pick_unused_port()))
-  log_dir = os.path.join(run_dir, 'logs', 'nodes')
+  log_dir = os.path.join(run_dir, run_dir_lib.NODE_LOGS_DIR)
   os.makedirs(log_dir, exist_ok=True)
   built = []
   # The serialized program lands in run_dir/tmp: storage every host sees.
-  shared_tmp = os.path.join(run_dir, 'tmp')
+  shared_tmp = os.path.join(run_dir, run_dir_lib.TMP_DIR)
   os.makedirs(shared_tmp, exist_ok=True)
   default_tmp, tempfile.tempdir = tempfile.tempdir, shared_tmp
   try:

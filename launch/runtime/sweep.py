@@ -148,11 +148,16 @@ def record(run_dir: str, destination: str, names: Sequence[str],
     _commit(copied + derived, commit_message, log)
 
 
-def files_in(directory: str) -> List[str]:
-  """The files directly in `directory` (a results directory's tables and
-  plots, not its runs)."""
-  return [os.path.join(directory, name) for name in sorted(os.listdir(
-      directory)) if os.path.isfile(os.path.join(directory, name))]
+def tables_in(results_dir: str) -> List[str]:
+  """A results directory's tables (the files at its top) and plots (in
+  plots/), not its runs."""
+  paths = []
+  for directory in (results_dir, os.path.join(results_dir, 'plots')):
+    if os.path.isdir(directory):
+      paths += [os.path.join(directory, name) for name in sorted(
+          os.listdir(directory)) if os.path.isfile(os.path.join(directory,
+                                                                 name))]
+  return paths
 
 
 def _commit(paths: List[str], message: str, log) -> None:

@@ -16,7 +16,6 @@ import pytest
 from conftest import ROOT
 from launch import cli
 from launch.runtime import network
-from launch.runtime import resume
 from launch.runtime import run_dir as run_dir_lib
 from launch.runtime import runner
 
@@ -82,9 +81,9 @@ def _stopped_run(run_dir):
     (run_dir / run_dir_lib.MARKER).write_text('')
     runner.write_config(config)
     (run_dir / 'checkpoints' / 'learner').mkdir(parents=True)
-    (run_dir / resume.LEARNER_CHECKPOINT).write_text(
+    (run_dir / run_dir_lib.LEARNER_INDEX).write_text(
         'model_checkpoint_path: "ckpt-1"\n')
-    (run_dir / resume.COUNTS_JSON).write_text(json.dumps(
+    (run_dir / run_dir_lib.COUNTS_JSON).write_text(json.dumps(
         {'actor_steps': 1000, 'learner_steps': 10}))
     (run_dir / 'STOP').write_text('interrupted\n')  # A resume clears it.
 

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from launch.runtime import baselines
+from launch.runtime import run_dir as run_dir_lib
 from launch.runtime import runner
 from launch.runtime import supervisor
 from launch.config import RunConfig
@@ -71,7 +72,7 @@ def test_stored_per_env_seed_and_episodes(tmp_path, measured):
   assert baselines.stored(run_dir, 'gym:Pendulum-v1', 1) is None
   assert baselines.stored(run_dir, 'gym:Pendulum-v1', 0, episodes=5) is None
   assert baselines.for_run(run_dir, 'gym:Pendulum-v1', 1)['random'] == -1001
-  assert json.loads((tmp_path / baselines.BASELINES_JSON).read_text())[
+  assert json.loads((tmp_path / run_dir_lib.BASELINES_JSON).read_text())[
       'seed'] == 1
 
 

@@ -116,7 +116,7 @@ def test_a_completed_run_is_committed_with_its_tables_alone(tmp_path):
     def write_table():
         table = repo / 'results' / 'table.md'
         table.write_text(str(sorted(destination.iterdir())))
-        return sweep.files_in(str(repo / 'results'))
+        return sweep.tables_in(str(repo / 'results'))
 
     (run_dir / 'summary.json').write_text(json.dumps({'status': 'completed'}))
     sweep.record(str(run_dir), str(destination), gst_plan.RESULT_FILES,

@@ -8,6 +8,7 @@ from launch.config import RunConfig
 from launch.nodes import actor as actor_lib
 from launch.nodes import common
 from launch.nodes import quantizer as quantizer_lib
+from launch.runtime import run_dir as run_dir_lib
 
 
 def _config(tmp_path, **kwargs):
@@ -73,9 +74,9 @@ def test_heartbeat_reads_back(tmp_path):
   assert quantizer_lib.seconds_since_heartbeat(str(tmp_path)) is None
   heartbeat = quantizer_lib.Heartbeat(str(tmp_path))
   heartbeat.beat()
-  first = (tmp_path / quantizer_lib.HEARTBEAT_FILE).read_text()
+  first = (tmp_path / run_dir_lib.HEARTBEAT_FILE).read_text()
   heartbeat.beat(unless_within_s=60)  # Too soon: not rewritten.
-  assert (tmp_path / quantizer_lib.HEARTBEAT_FILE).read_text() == first
+  assert (tmp_path / run_dir_lib.HEARTBEAT_FILE).read_text() == first
   assert 0 <= quantizer_lib.seconds_since_heartbeat(str(tmp_path)) < 5
 
 

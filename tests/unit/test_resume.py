@@ -31,7 +31,7 @@ def _resumable(run_dir, config):
     tf.train.CheckpointManager(
         tf.train.Checkpoint(step=tf.Variable(3)),
         os.path.join(run_dir, 'checkpoints', 'learner'), max_to_keep=2).save()
-    with open(os.path.join(run_dir, resume.COUNTS_JSON), 'w') as handle:
+    with open(os.path.join(run_dir, run_dir_lib.COUNTS_JSON), 'w') as handle:
         json.dump({'actor_steps': 10}, handle)
 
 
@@ -44,11 +44,6 @@ def test_every_setting_is_identity_or_mutable():
                    for field in dataclasses.fields(CompressionConfig)}
     assert {name for name in resume.MUTABLE + resume.DERIVED
             if name.startswith('compression.')} <= compression
-
-
-def test_state_paths_are_the_nodes_own():
-    from launch.nodes import counter  # pylint: disable=g-import-not-at-top
-    assert resume.COUNTS_JSON == counter.COUNTS_JSON
 
 
 def test_missing_state_names_what_is_missing(tmp_path):
@@ -109,12 +104,12 @@ def test_damaged_saved_state_is_refused_after_the_identity(tmp_path):
     not worth naming), then every saved file is read back."""
     run_dir = tmp_path / 'run'
     _resumable(run_dir, _config(run_dir))
-    (run_dir / resume.COUNTS_JSON).write_text('')
+    (run_dir / run_dir_lib.COUNTS_JSON).write_text('')
     with pytest.raises(run_dir_lib.RunDirError, match='seed'):
         resume.check(str(run_dir), _config(run_dir, seed=1))
     with pytest.raises(run_dir_lib.RunDirError,
                        match=f'no counts to go with ckpt-1: {run_dir}/'
-                       f'{resume.COUNTS_JSON}: '):
+                       f'{run_dir_lib.COUNTS_JSON}: '):
         resume.check(str(run_dir), _config(run_dir))
 
 
@@ -124,7 +119,7 @@ def test_a_run_another_launcher_holds_is_refused_before_its_files(
     import fcntl  # pylint: disable=g-import-not-at-top
     run_dir = tmp_path / 'run'
     _resumable(run_dir, _config(run_dir))
-    (run_dir / resume.COUNTS_JSON).write_text('')
+    (run_dir / run_dir_lib.COUNTS_JSON).write_text('')
     with open(run_dir / run_dir_lib.LOCK_FILE, 'w') as held:
         held.write('otherhost 4242\n')
         held.flush()

@@ -24,11 +24,11 @@ def _saved_run(run_dir, replay_with_second=True):
   weight = tf.Variable(np.full([64, 64], 1.0, np.float32))
   manager = tf.train.CheckpointManager(
       tf.train.Checkpoint(weight=weight),
-      os.path.join(run_dir, saved_state.LEARNER_DIR), max_to_keep=2)
+      os.path.join(run_dir, run_dir_lib.LEARNER_DIR), max_to_keep=2)
   server = reverb.Server(
       [reverb.Table.queue('priority_table', 100)],
       checkpointer=reverb.checkpointers.DefaultCheckpointer(
-          os.path.join(run_dir, saved_state.REPLAY_DIR)))
+          os.path.join(run_dir, run_dir_lib.REPLAY_DIR)))
   client = reverb.Client(f'localhost:{server.port}')
   try:
     for value, counts in ((1.0, FIRST_COUNTS), (2.0, SECOND_COUNTS)):
@@ -37,7 +37,7 @@ def _saved_run(run_dir, replay_with_second=True):
       client.insert(np.full([8], value, np.float32), {'priority_table': 1.0})
       replay = client.checkpoint()
       run_dir_lib.write_json_atomic(
-          os.path.join(run_dir, saved_state.COUNTS_JSON), counts)
+          os.path.join(run_dir, run_dir_lib.COUNTS_JSON), counts)
       saved_state.record_save(
           str(run_dir), checkpoint, counts, replay,
           replay_saved=value == 1.0 or replay_with_second,
@@ -57,7 +57,7 @@ def _truncate(path, fraction=0.3):
 
 
 def _data_file(run_dir, checkpoint):
-  directory = run_dir / saved_state.LEARNER_DIR
+  directory = run_dir / run_dir_lib.LEARNER_DIR
   name, = [n for n in os.listdir(directory)
            if n.startswith(checkpoint + '.data')]
   return directory / name
@@ -69,7 +69,7 @@ def _restored_weight(run_dir):
   weight = tf.Variable(np.zeros([64, 64], np.float32))
   checkpoint = tf.train.Checkpoint(weight=weight)
   manager = tf.train.CheckpointManager(
-      checkpoint, os.path.join(run_dir, saved_state.LEARNER_DIR),
+      checkpoint, os.path.join(run_dir, run_dir_lib.LEARNER_DIR),
       max_to_keep=2)
   checkpoint.restore(manager.latest_checkpoint
                      ).assert_existing_objects_matched()
@@ -81,7 +81,7 @@ def test_an_intact_run_resumes_from_its_newest_save(tmp_path):
   point = saved_state.plan(str(tmp_path))
   assert point.learner_checkpoint == point.newest_checkpoint == 'ckpt-2'
   assert dict(point.counts) == SECOND_COUNTS
-  assert point.counts_from == saved_state.COUNTS_JSON
+  assert point.counts_from == run_dir_lib.COUNTS_JSON
   assert point.replay == 'full' and not point.set_aside
   before = _listing(tmp_path)
   saved_state.apply(str(tmp_path), point)
@@ -97,7 +97,7 @@ def test_a_truncated_learner_checkpoint_falls_back_with_its_counts(
   assert point.learner_checkpoint == 'ckpt-1'
   assert point.newest_checkpoint == 'ckpt-2'
   assert dict(point.counts) == FIRST_COUNTS  # The counts saved with it.
-  assert point.counts_from.startswith(saved_state.SAVES_JSON)
+  assert point.counts_from.startswith(run_dir_lib.SAVES_JSON)
   assert point.replay == 'partly'  # Reverb kept the second save's only.
   assert [file for file, _ in point.set_aside] == [
       os.path.relpath(damaged, tmp_path)]
@@ -106,9 +106,9 @@ def test_a_truncated_learner_checkpoint_falls_back_with_its_counts(
   value, manager = _restored_weight(str(tmp_path))
   assert value == 1.0
   assert saved_state.read_counts(
-      str(tmp_path / saved_state.COUNTS_JSON)) == FIRST_COUNTS
+      str(tmp_path / run_dir_lib.COUNTS_JSON)) == FIRST_COUNTS
   # Kept for a post-mortem, not deleted; the manager's next save is ckpt-2.
-  aside = list((tmp_path / saved_state.SET_ASIDE_DIR).rglob('ckpt-2.*'))
+  aside = list((tmp_path / run_dir_lib.SET_ASIDE_DIR).rglob('ckpt-2.*'))
   assert len(aside) == 2
   assert os.path.basename(manager.save()) == 'ckpt-2'
 
@@ -138,7 +138,7 @@ def test_no_checkpoint_that_restores_is_refused_naming_the_file(tmp_path):
 
 def test_a_truncated_counts_json_takes_the_counts_of_the_save(tmp_path):
   _saved_run(str(tmp_path))
-  counts = tmp_path / saved_state.COUNTS_JSON
+  counts = tmp_path / run_dir_lib.COUNTS_JSON
   _truncate(counts, 0.5)
   point = saved_state.plan(str(tmp_path))
   assert point.learner_checkpoint == 'ckpt-2'
@@ -153,28 +153,28 @@ def test_a_save_cut_short_before_its_record_falls_back_to_the_last_whole(
   # written last), and counts.json then lost: the second checkpoint is
   # whole but has no counts, so the resume takes the first with its own.
   _saved_run(str(tmp_path))
-  saves_path = tmp_path / saved_state.SAVES_JSON
+  saves_path = tmp_path / run_dir_lib.SAVES_JSON
   saves = json.loads(saves_path.read_text())
   del saves['ckpt-2']
   saves_path.write_text(json.dumps(saves))
-  (tmp_path / saved_state.COUNTS_JSON).write_text('')
+  (tmp_path / run_dir_lib.COUNTS_JSON).write_text('')
   point = saved_state.plan(str(tmp_path))
   assert point.learner_checkpoint == 'ckpt-1'
   assert dict(point.counts) == FIRST_COUNTS
-  assert [file for file, _ in point.set_aside] == [saved_state.COUNTS_JSON]
+  assert [file for file, _ in point.set_aside] == [run_dir_lib.COUNTS_JSON]
   saved_state.apply(str(tmp_path), point)
   assert _restored_weight(str(tmp_path))[0] == 1.0
 
 
 def test_a_truncated_counts_json_with_no_record_is_refused(tmp_path):
   _saved_run(str(tmp_path))
-  (tmp_path / saved_state.SAVES_JSON).unlink()  # A run from before it.
-  (tmp_path / saved_state.COUNTS_JSON).write_text('{"actor_steps": 2')
+  (tmp_path / run_dir_lib.SAVES_JSON).unlink()  # A run from before it.
+  (tmp_path / run_dir_lib.COUNTS_JSON).write_text('{"actor_steps": 2')
   before = _listing(tmp_path)
   with pytest.raises(run_dir_lib.RunDirError) as error:
     saved_state.plan(str(tmp_path))
   assert (f'no counts to go with ckpt-2: '
-          f'{tmp_path / saved_state.COUNTS_JSON}: ') in str(error.value)
+          f'{tmp_path / run_dir_lib.COUNTS_JSON}: ') in str(error.value)
   assert _listing(tmp_path) == before
 
 
@@ -190,7 +190,7 @@ def test_a_truncated_replay_checkpoint_is_set_aside_not_loaded(tmp_path):
   server = reverb.Server(
       [reverb.Table.queue('priority_table', 100)],
       checkpointer=reverb.checkpointers.DefaultCheckpointer(
-          str(tmp_path / saved_state.REPLAY_DIR)))
+          str(tmp_path / run_dir_lib.REPLAY_DIR)))
   try:
     info = reverb.Client(f'localhost:{server.port}').server_info()
     assert info['priority_table'].current_size == 0
@@ -217,7 +217,7 @@ def test_damaged_counts_are_named(tmp_path, text):
 
 def test_a_damaged_epoch_is_recovered_from_the_published_versions(
     tmp_path):
-  epoch = tmp_path / saved_state.EPOCH_FILE
+  epoch = tmp_path / run_dir_lib.EPOCH_FILE
   epoch.parent.mkdir()
   assert saved_state.next_quantizer_epoch(str(tmp_path)) == 0
   assert saved_state.next_quantizer_epoch(str(tmp_path)) == 1
