@@ -1,4 +1,4 @@
-r"""Command-line flags generated from the config dataclasses, and their tables.
+r"""Command-line flags generated from the config dataclasses.
 
 `define(cls, prefix)` makes one absl flag per field of `cls`, named prefix +
 field name (no renames): RunConfig's `--num_actors`, CompressionConfig's
@@ -10,16 +10,13 @@ takes its default from the dataclass itself: defaults live there alone.
 An agent's defaults depend on the env and the preset (its config_for_env),
 so its flags default to "unset" and their help names the dataclass default.
 
-`python -m launch.settings` rewrites the flag tables in docs/flags.md (the
-docs site's flag reference; README.md links to it);
-tests/unit/test_settings.py fails when they are stale.
+The flag tables in docs/flags.md are written from these groups by
+launch/flag_tables.py.
 """
 import collections.abc
 import dataclasses
-import os
-import sys
 import typing
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Sequence, Tuple
 
 from absl import flags
 
@@ -184,70 +181,3 @@ def from_argv(args: Sequence[str]) -> Dict[str, str]:
     else:
       result[name] = True
   return result
-
-
-def markdown(rows: Sequence[Tuple[str, str, str]]) -> str:
-  lines = ['| flag | default | meaning |', '|---|---|---|']
-  for flag, default, help_text in rows:
-    shown = f'`{default}`' if default else ''
-    lines.append(f'| `{flag}` | {shown} | {help_text.replace("|", "/")} |')
-  return '\n'.join(lines) + '\n'
-
-
-# The generated tables: file -> marker name -> the groups' rows.
-BEGIN, END = '<!-- flags:{}: begin -->', '<!-- flags:{}: end -->'
-
-
-def replace_between(text: str, marker: str, body: str) -> str:
-  begin, end = BEGIN.format(marker), END.format(marker)
-  head, found, rest = text.partition(begin)
-  if not found or end not in rest:
-    raise ValueError(f'no {begin} ... {end} markers')
-  return head + begin + '\n' + body + end + rest.partition(end)[2]
-
-
-def tables() -> Dict[str, Dict[str, str]]:
-  """{path relative to the repo: {marker: markdown}} for every flag table."""
-  from launch import train  # pylint: disable=g-import-not-at-top
-  run_rows = train.RUN_FLAGS.rows() + train.LAUNCH_FLAGS.rows()
-  compression_rows = train.COMPRESSION_FLAGS.rows()
-  agent_tables = {f'agent:{name}': markdown(group.rows())
-                  for name, group in sorted(train.AGENT_FLAGS.items())}
-  return {
-      os.path.join('docs', 'flags.md'): {
-          'run': markdown(run_rows), 'compression': markdown(compression_rows),
-          **agent_tables},
-  }
-
-
-def write_tables(root: str, check: bool = False) -> List[str]:
-  """Rewrites the tables under `root`; the paths that were stale. With
-  `check`, writes nothing."""
-  stale = []
-  for path, bodies in tables().items():
-    full = os.path.join(root, path)
-    with open(full) as f:
-      text = f.read()
-    new = text
-    for marker, body in bodies.items():
-      new = replace_between(new, marker, body)
-    if new != text:
-      stale.append(path)
-      if not check:
-        with open(full, 'w') as f:
-          f.write(new)
-  return stale
-
-
-def main(argv: Optional[List[str]] = None) -> int:
-  argv = sys.argv if argv is None else argv
-  check = '--check' in argv[1:]
-  root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-  stale = write_tables(root, check=check)
-  verb = 'stale' if check else 'rewritten'
-  print(f'flag tables {verb}: {", ".join(stale) or "none"}')
-  return 1 if check and stale else 0
-
-
-if __name__ == '__main__':
-  sys.exit(main())

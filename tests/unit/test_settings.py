@@ -10,6 +10,7 @@ from absl import flags
 import pytest
 
 import agents
+from launch import flag_tables
 from launch import settings
 from quarl.compression.config import CompressionConfig
 from launch.config import LaunchOptions
@@ -92,7 +93,7 @@ def test_structured_overrides_round_trip_through_argv():
 
 def test_docs_flag_tables_are_generated_from_the_fields():
   result = subprocess.run(
-      [sys.executable, '-m', 'launch.settings', '--check'], cwd=ROOT,
+      [sys.executable, '-m', 'launch.flag_tables', '--check'], cwd=ROOT,
       capture_output=True, text=True, timeout=300,
       env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL='3'))
   assert result.returncode == 0, result.stdout + result.stderr[-2000:]
@@ -101,7 +102,7 @@ def test_docs_flag_tables_are_generated_from_the_fields():
 
 def test_marker_replacement_refuses_missing_markers():
   with pytest.raises(ValueError, match='no <!-- flags:run: begin -->'):
-    settings.replace_between('text', 'run', 'body')
+    flag_tables.replace_between('text', 'run', 'body')
   text = 'a\n<!-- flags:x: begin -->\nold\n<!-- flags:x: end -->\nz'
-  assert settings.replace_between(text, 'x', 'new\n') == (
+  assert flag_tables.replace_between(text, 'x', 'new\n') == (
       'a\n<!-- flags:x: begin -->\nnew\n<!-- flags:x: end -->\nz')
