@@ -53,6 +53,8 @@ cli.require_positive('width', 'seeds', 'seconds')
 
 SCHEMES = ('fp32', 'int8_all', 'int8', 'int16x8')
 REGIMES = ('moderate', 'bang_bang')
+
+
 def measure(policy, spec, calibration, held):
   """{scheme: (mean rel err, p95 rel err, us per call) or None}."""
   action_range = spec.actions.maximum - spec.actions.minimum
@@ -152,8 +154,8 @@ def main(argv):
       cli.usage_exit('int8_fidelity', str(error))
     observations = policies.exploring_observations(trained, 1280, rng)
     calibration, held = observations[:256], observations[256:]
-    print(f'trained D4PG policy ({trained.label}) from {_RUN_DIR.value}; errors of '
-          f'the action range on {len(held)} held observations of it '
+    print(f'trained D4PG policy ({trained.label}) from {_RUN_DIR.value}; '
+          f'errors of the action range on {len(held)} held observations of it '
           f'exploring; LiteRT us per call, 1 thread\n\n{HEADER}')
     print(_row('trained', [measure(trained.policy, trained.spec, calibration,
                                    held)]))

@@ -21,7 +21,6 @@ from launch.runtime import run_dir as run_dir_lib
 from quarl import envs
 from quarl import quantization
 from quarl.actors import LiteRTPolicy
-from quarl.actors import exploration
 from quarl.quantization import calibration
 
 REGIMES = ('init', 'moderate', 'bang_bang', 'saturated', 'dead_relu')
@@ -72,6 +71,7 @@ class TrainedPolicy:
   environment: dm_env.Environment  # Seeded 0.
   spec: specs.EnvironmentSpec
   policy: tf.Module  # Observation batch -> action batch (body: pre-tanh).
+  agent: AGENT_CLASS  # Its model_postprocess is what actors apply.
   env_name: str
   label: str  # 'ENV WIDTHS LayerNorm|ReLU'
 
@@ -93,7 +93,7 @@ def trained_policy(run_dir: str) -> TrainedPolicy:
   tf.train.Checkpoint(policy=policy).restore(checkpoint).expect_partial()
   shape = 'x'.join(map(str, run['agent_config']['policy_layers']))
   norm = 'LayerNorm' if run['agent_config']['policy_layer_norm'] else 'ReLU'
-  return TrainedPolicy(environment, spec, policy, run['env'],
+  return TrainedPolicy(environment, spec, policy, agent, run['env'],
                        f'{run["env"]} {shape} {norm}')
 
 
@@ -156,12 +156,11 @@ def with_wrong_scale(model_bytes: bytes, factor: float) -> bytes:
   return bytes(buffer)
 
 
-def int8_act(model_bytes: bytes, spec):
-  """The greedy int8 actor: the model's pre-tanh output, then tanh and the
-  rescale in float, as LiteRT actors run it."""
+def int8_act(model_bytes: bytes, trained: TrainedPolicy):
+  """The greedy int8 actor: the model, then the agent's float postprocess,
+  as LiteRT actors run it."""
   runner = LiteRTPolicy(model_bytes, num_threads=1)
-  return lambda obs: exploration.unit_to_spec(np.tanh(runner(obs)),
-                                              spec.actions)
+  return lambda obs: trained.agent.model_postprocess(runner(obs))
 
 
 def greedy_returns_by_model(run_dir: str, episodes: int,
@@ -176,10 +175,11 @@ def greedy_returns_by_model(run_dir: str, episodes: int,
       trained.policy.body, trained.policy.variables, observations.shape[1],
       'int8', observations[:calibration.CALIBRATION_SAMPLES],
       observations[calibration.CALIBRATION_SAMPLES:])
-  fp32 = lambda obs: trained.policy(tf.constant(obs[None]))[0].numpy()  # pylint: disable=unnecessary-lambda-assignment
-  acts = {'fp32': fp32, 'int8': int8_act(model.model_bytes, trained.spec)}
+  acts = {
+      'fp32': lambda obs: trained.policy(tf.constant(obs[None]))[0].numpy(),
+      'int8': int8_act(model.model_bytes, trained)}
   for factor in wrong_scales:
     acts[f'int8 scale x{factor:g}'] = int8_act(
-        with_wrong_scale(model.model_bytes, factor), trained.spec)
+        with_wrong_scale(model.model_bytes, factor), trained)
   return {name: greedy_returns(act, trained.env_name, episodes)
           for name, act in acts.items()}

@@ -144,7 +144,7 @@ class LearnerNode:
     """The replay table checkpointed by Reverb itself (the replay node
     restores it at start) and the counter's counts written; every RPC
     bounded, so a peer already gone is logged rather than waited on. What
-    went with `checkpoint` is recorded (run_dir_lib.SAVES_JSON), so a
+    went with `checkpoint` is recorded (checkpoints/saves.json), so a
     resume that falls back to it finds its counts, and a replay checkpoint
     that missed its bound is on record (summary.json, the progress line)
     instead of dropped in silence."""

@@ -43,7 +43,7 @@ def next_epoch(run_dir: str) -> int:
 
 
 class Heartbeat:
-  """Writes run_dir/run_dir_lib.HEARTBEAT_FILE: the time of the latest beat."""
+  """Writes run_dir/checkpoints/quantizer_alive: the time of the latest beat."""
 
   def __init__(self, run_dir: str):
     self._path = os.path.join(run_dir, run_dir_lib.HEARTBEAT_FILE)
@@ -199,7 +199,8 @@ class QuantizerNode:
       logging.error('publish %d refused: %s', version, error)
       if isinstance(error, quantization.UnloadableModelError):
         run_dir_lib.write_bytes_atomic(
-            common.run_path(self._config, run_dir_lib.REFUSED_MODEL), error.model_bytes)
+            common.run_path(self._config, run_dir_lib.REFUSED_MODEL),
+            error.model_bytes)
       self._csv.append(dict(row, version=-1, status=f'refused: {error}'))
       return False
     with self._lock:

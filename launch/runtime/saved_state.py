@@ -6,13 +6,13 @@ the launcher reads every piece first: each learner checkpoint's tensors
 (checksummed by TF), counts.json, Reverb's replay checkpoint (its TFRecords
 are checksummed), and the quantizer's epoch. It resumes from the newest
 learner checkpoint that restores, with the counts saved with it (the
-learner records them in run_dir_lib.SAVES_JSON at each save), and says whether the
-replay it finds belongs to that save (`full`), to another one (`partly`;
-Reverb keeps only its newest) or is absent or damaged (`none`).
+learner records them in checkpoints/saves.json at each save), and says
+whether the replay it finds belongs to that save (`full`), to another one
+(`partly`; Reverb keeps only its newest) or is absent or damaged (`none`).
 
 When nothing restores, `plan` refuses naming the damaged file, having
 written nothing. When it falls back, `apply` (run under the run's lock)
-moves each damaged file into run_dir_lib.SET_ASIDE_DIR (kept for a post-mortem, never
+moves each damaged file into damaged/ (kept for a post-mortem, never
 deleted) and points the learner's index and counts.json at the save it
 chose.
 """
@@ -100,8 +100,8 @@ def _epoch_of_published_versions(run_dir: str) -> int:
 
 
 def read_saves(run_dir: str) -> Dict[str, Dict[str, Any]]:
-  """run_dir_lib.SAVES_JSON, or {} when it is missing or damaged (counts.json is then
-  the one source of counts)."""
+  """checkpoints/saves.json, or {} when it is missing or damaged
+  (counts.json is then the one source of counts)."""
   try:
     with open(os.path.join(run_dir, run_dir_lib.SAVES_JSON)) as handle:
       saves = json.load(handle)
@@ -113,8 +113,8 @@ def read_saves(run_dir: str) -> Dict[str, Dict[str, Any]]:
 def record_save(run_dir: str, checkpoint: str, counts: Mapping[str, float],
                 replay: Optional[str], replay_saved: bool,
                 keep: List[str]) -> None:
-  """Adds the learner's save of `checkpoint` to run_dir_lib.SAVES_JSON (durably),
-  keeping only the checkpoints in `keep` (the ones on disk)."""
+  """Adds the learner's save of `checkpoint` to checkpoints/saves.json
+  (durably), keeping only the checkpoints in `keep` (the ones on disk)."""
   saves = read_saves(run_dir)
   missed = saves.pop('replay_missed', [])
   if not replay_saved:
@@ -169,7 +169,7 @@ def learner_damage(run_dir: str, checkpoint: str) -> Optional[Tuple[str, str]]:
 
 def replay_checkpoint(run_dir: str) -> Optional[str]:
   """The replay checkpoint Reverb would load: the newest directory under
-  run_dir_lib.REPLAY_DIR that it finished (it writes DONE last)."""
+  replay_checkpoints/ that it finished (it writes DONE last)."""
   root = os.path.join(run_dir, run_dir_lib.REPLAY_DIR)
   if not os.path.isdir(root):
     return None
@@ -224,7 +224,8 @@ def plan(run_dir: str) -> ResumePoint:
     restorable = restorable or checkpoint
     saved = saves.get(checkpoint) or {}
     if checkpoint == checkpoints[0] and latest_counts is not None:
-      chosen, counts, counts_from = checkpoint, latest_counts, run_dir_lib.COUNTS_JSON
+      chosen, counts = checkpoint, latest_counts
+      counts_from = run_dir_lib.COUNTS_JSON
       break
     if _valid_counts(saved.get('counts')):
       chosen, counts = checkpoint, saved['counts']
@@ -238,9 +239,10 @@ def plan(run_dir: str) -> ResumePoint:
         f'--resume of {run_dir}: no learner checkpoint restores: {file}: '
         f'{why}; nothing was started or changed')
   if chosen is None:
-    why = counts_error or (f'{counts_path}: its counts are a later save\'s '
-                           f'than {restorable}, and {run_dir_lib.SAVES_JSON} has none for '
-                           'it or any older checkpoint')
+    why = counts_error or (
+        f'{counts_path}: its counts are a later save\'s than {restorable}, '
+        f'and {run_dir_lib.SAVES_JSON} has none for it or any older '
+        'checkpoint')
     raise run_dir_lib.RunDirError(
         f'--resume of {run_dir}: no counts to go with {restorable}: {why}; '
         'nothing was started or changed')
@@ -274,8 +276,8 @@ def _replay_status(run_dir, chosen, checkpoints, saved, set_aside):
             os.path.basename(saved['replay'].rstrip('/')) ==
             os.path.basename(path))
     return ('full' if same else 'partly'), path
-  # A run from before run_dir_lib.SAVES_JSON: the newest replay goes with the newest
-  # learner checkpoint.
+  # A run from before checkpoints/saves.json: the newest replay goes with the
+  # newest learner checkpoint.
   return ('full' if chosen == checkpoints[0] else 'partly'), path
 
 

@@ -60,7 +60,8 @@ def request(run_dir: str, reason: str) -> None:
 
 def request_services(run_dir: str) -> None:
   """Asks replay and counter to stop (after everything else has)."""
-  _create_once(os.path.join(run_dir, run_dir_lib.SERVICES_STOP_FILE), 'services')
+  _create_once(os.path.join(run_dir, run_dir_lib.SERVICES_STOP_FILE),
+               'services')
 
 
 def _create_once(file_path: str, text: str) -> None:
@@ -86,7 +87,8 @@ def reason(run_dir: str) -> Optional[str]:
 
 def clear(run_dir: str) -> None:
   """Before a (resumed) launch: a stale file would stop it at once."""
-  for name in (run_dir_lib.STOP_FILE, run_dir_lib.SERVICES_STOP_FILE, run_dir_lib.LEASE_FILE):
+  for name in (run_dir_lib.STOP_FILE, run_dir_lib.SERVICES_STOP_FILE,
+               run_dir_lib.LEASE_FILE):
     if os.path.exists(os.path.join(run_dir, name)):
       os.remove(os.path.join(run_dir, name))
 
@@ -216,8 +218,8 @@ def watch(run_dir: str, in_process: bool,
   service, after saving, Launchpad's stop event (the second wave).
   """
   stop_event = lp.stop_event()  # Only reachable from the node's own thread.
-  trigger = os.path.join(run_dir,
-                         run_dir_lib.SERVICES_STOP_FILE if service else run_dir_lib.STOP_FILE)
+  trigger = os.path.join(run_dir, run_dir_lib.SERVICES_STOP_FILE if service
+                         else run_dir_lib.STOP_FILE)
   lease_timeout_s = LEASE_TIMEOUT_S * (2 if service else 1)
 
   def run():

@@ -44,10 +44,10 @@ def rows(path):
         return list(csv.DictReader(handle))
 
 
-def train_and_check_contract(run_dir, *flags):
+def train_and_check_contract(run_dir, *flags, timeout=600):
     """Runs launch.train to completion; returns its summary.json."""
     result = run_module('launch.train', *flags, *NETWORK_FLAGS,
-                        f'--run_dir={run_dir}')
+                        f'--run_dir={run_dir}', timeout=timeout)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     for name in CONTRACT_FILES:
         assert (run_dir / name).exists(), name
