@@ -7,8 +7,6 @@ import os
 import sys
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from launch import train
-
 
 def markdown(rows: Sequence[Tuple[str, str, str]]) -> str:
   lines = ['| flag | default | meaning |', '|---|---|---|']
@@ -32,6 +30,9 @@ def replace_between(text: str, marker: str, body: str) -> str:
 
 def tables() -> Dict[str, Dict[str, str]]:
   """{path relative to the repo: {marker: markdown}} for every flag table."""
+  # Here, not at the top: importing train defines its flags, which only the
+  # writer needs (a test of the markers must not collide with other CLIs).
+  from launch import train  # pylint: disable=g-import-not-at-top
   run_rows = train.RUN_FLAGS.rows() + train.LAUNCH_FLAGS.rows()
   compression_rows = train.COMPRESSION_FLAGS.rows()
   agent_tables = {f'agent:{name}': markdown(group.rows())
