@@ -8,6 +8,7 @@ is first loaded in a ModelProbe child.
 import os
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -129,15 +130,30 @@ def test_probe_refuses_what_aborts_litert_and_keeps_serving(
   probe.close()
 
 
-def test_probe_gives_up_on_a_child_that_does_not_answer(cartpole):
+def test_probe_gives_up_on_a_child_that_does_not_answer(
+    cartpole, tmp_path, monkeypatch):
+  """The child hangs in LiteRT's load (sitecustomize swaps the policy class
+  for one that sleeps), so the timeout is the only way out."""
   agent, _, held = cartpole
   good = agent.export_policy()
   model_bytes = quantization.convert_policy(
       good, good.variables, agent.observation_size, 'fp32', held).model_bytes
-  impatient = litert.ModelProbe(timeout_s=1e-4)  # Less than a round trip.
-  with pytest.raises(litert.InvalidModelError, match='no answer'):
-    impatient.check(model_bytes)
-  litert.ModelProbe().check(model_bytes)
+  (tmp_path / 'sitecustomize.py').write_text(
+      'import time\n'
+      'from quarl.litert import interpreter\n'
+      'class Hangs:\n'
+      '  def __init__(self, model_bytes):\n'
+      '    time.sleep(600)\n'
+      'interpreter.LiteRTPolicy = Hangs\n')
+  with monkeypatch.context() as patch:
+    patch.setenv('PYTHONPATH', os.pathsep.join(
+        [str(tmp_path)] + [p for p in [os.environ.get('PYTHONPATH')] if p]))
+    impatient = litert.ModelProbe(timeout_s=1.0)
+    started = time.monotonic()
+    with pytest.raises(litert.InvalidModelError, match='no answer within 1s'):
+      impatient.check(model_bytes)
+  assert time.monotonic() - started < 60  # Killed, not waited out.
+  litert.ModelProbe().check(model_bytes)  # Without the hang, it answers.
 
 
 def test_probe_clock_starts_once_its_child_is_ready(tmp_path, monkeypatch):
