@@ -31,15 +31,18 @@ demo: $(VENV)/.installed
 	  --actor_precision=int8 --num_actors=2 --max_seconds=180 \
 	  --run_dir=runs/demo --overwrite
 
-# Three network namespaces on this machine stand in for three hosts: learner,
-# replay, counter, quantizer and evaluator on h1, one actor each on h2 and h3.
+# A three-machine Ray cluster on this machine: three network namespaces, Ray's
+# head on h1 (replay, counter, learner, quantizer, evaluator: its Ray
+# resources say so) and an actor machine each on h2 and h3. The driver runs
+# on h1: the host namespace cannot reach the cluster's private range.
 demo-multihost: $(VENV)/.installed
 	mkdir -p runs
-	tools/netns_cluster.sh up 3 --hosts-file runs/demo_multihost_hosts.yaml
-	trap 'tools/netns_cluster.sh down' EXIT; \
-	$(PY) -m launch.train --agent=d4pg --env=gym:Pendulum-v1 \
-	  --actor_precision=int8 --num_actors=2 --max_seconds=180 \
-	  --launch_type=hosts --hosts_file=runs/demo_multihost_hosts.yaml \
+	ray_tmp=$$(mktemp -d /tmp/quarl-ray-XXXX); \
+	trap 'tools/netns_cluster.sh down; rm -rf "$$ray_tmp"' EXIT; \
+	tools/netns_cluster.sh up 3 --ray "$$ray_tmp" && \
+	ip netns exec quarl-h1 $(PY) -m launch.train --agent=d4pg \
+	  --env=gym:Pendulum-v1 --actor_precision=int8 --num_actors=2 \
+	  --max_seconds=180 --launch_type=ray --ray_address=10.213.0.1:6379 \
 	  --run_dir=runs/demo_multihost --overwrite
 
 test: $(VENV)/.installed

@@ -10,7 +10,7 @@ import math
 import os
 import sys
 import time
-from typing import Any, Callable, Dict, Sequence
+from typing import Any, Callable, Dict, Optional, Sequence
 
 from absl import app
 from absl import flags
@@ -21,8 +21,6 @@ from agents import replay
 from agents.compiled import COMPILE_MODES
 from launch.runtime import baselines
 from launch.runtime import capacity
-from launch.runtime import hosts
-from launch import groups
 from launch.runtime.network import MODES as NETWORK_MODES
 from launch.config import ACTOR_PRECISIONS
 from quarl.compression.config import COMPRESSION_KINDS
@@ -196,6 +194,9 @@ def make_run_config(*, agent_overrides: Dict[str, Any] = None,
     UsageError: naming the first bad value.
   """
   config = RunConfig(**fields)
+  if config.launch_type == 'ray' and not config.ray_address:
+    config = dataclasses.replace(config,
+                                 ray_address=os.environ.get('RAY_ADDRESS'))
   _check_run(config)
   try:
     envs.validate_environment_name(config.env)
@@ -248,12 +249,12 @@ def _check_run(config: RunConfig) -> None:
   _choice('learner_compile', config.learner_compile, COMPILE_MODES)
   _choice('network', config.network, NETWORK_MODES)
   _choice('node_start', config.node_start, NODE_STARTS)
-  if config.network == 'isolated' and config.launch_type == 'hosts':
-    raise UsageError('--network=isolated cannot go with --launch_type=hosts: '
-                     'nodes on other hosts need the hosts\' shared network '
+  if config.network == 'isolated' and config.launch_type == 'ray':
+    raise UsageError('--network=isolated cannot go with --launch_type=ray: '
+                     'nodes on other machines need the cluster\'s network '
                      '(the default --network=auto uses it)')
   _positive('num_actors', config.num_actors)
-  if config.launch_type != 'hosts' and not config.oversubscribe:
+  if config.launch_type != 'ray' and not config.oversubscribe:
     too_many = capacity.refusal(config.num_actors)
     if too_many:
       raise UsageError(too_many)
@@ -268,18 +269,23 @@ def _check_run(config: RunConfig) -> None:
   if config.max_restarts < 0:
     raise UsageError(f'--max_restarts={config.max_restarts}: want 0 or more')
   _positive('stall_timeout_s', config.stall_timeout_s)
-  if (config.launch_type == 'hosts') != bool(config.hosts_file):
-    raise UsageError('--hosts_file=FILE goes with --launch_type=hosts, and '
-                     'only with it')
-  if config.hosts_file:
-    try:
-      hosts.check_shell_safe(
-          os.path.abspath(os.path.expanduser(config.run_dir)), '--run_dir')
-      hosts.load(config.hosts_file, groups.in_program(config.quantized))
-    except hosts.HostsFileError as error:
-      raise UsageError(str(error)) from error
+  if config.ray_address and config.launch_type != 'ray':
+    raise UsageError('--ray_address goes with --launch_type=ray only')
+  if config.launch_type == 'ray':
+    _check_ray_address(config.ray_address)
   if not config.run_dir:
     raise UsageError('--run_dir is required')
+
+
+def _check_ray_address(address: Optional[str]) -> None:
+  """HOST:PORT of a cluster's head, which the runner dials to join it."""
+  if not address:
+    raise UsageError('--launch_type=ray needs the cluster: --ray_address='
+                     'HOST:PORT or $RAY_ADDRESS')
+  host, _, port = address.rpartition(':')
+  if not host.strip('[]') or not port.isdigit() or not 0 < int(port) < 65536:
+    raise UsageError(f'--ray_address={address}: want HOST:PORT of the Ray '
+                     'cluster\'s head (ray start --head prints it)')
 
 
 def _check_compression(compression: CompressionConfig) -> None:

@@ -51,7 +51,7 @@ class ResumePoint:
   set_aside: Tuple[Tuple[str, str], ...]  # (damaged file, why) moved aside.
 
 
-LAUNCH_TYPES = ('local_mp', 'local_mt', 'hosts')
+LAUNCH_TYPES = ('local_mp', 'local_mt', 'ray')
 NODE_STARTS = ('fork', 'exec')
 # Hyper-parameter presets every agent's config_for_env understands.
 PRESETS = ('small', 'paper')
@@ -72,7 +72,7 @@ class RunConfig:
       '(D4PG/TD3) or epsilon (DQN). At most 4 per core this process may '
       'use, and one per 256 MiB of memory besides the run\'s other 5 nodes '
       '(on 2 cores: 8), unless --oversubscribe; not checked with '
-      '--launch_type=hosts')
+      '--launch_type=ray')
   oversubscribe: bool = setting(
       False, 'Start more actors than --num_actors\'s rule allows this '
       'machine (they will share cores and memory)')
@@ -102,11 +102,13 @@ class RunConfig:
   launch_type: str = setting(
       'local_mp', f'{", ".join(LAUNCH_TYPES)}: processes on this machine, '
       'threads of one process (no restarts), or processes on the machines '
-      'of --hosts_file')
-  hosts_file: Optional[str] = setting(
-      None, 'With --launch_type=hosts: a YAML or JSON file placing each node '
-      'group on a host (address + command prefix such as ssh HOST); hosts '
-      'must share a private network and the run directory')
+      'of a Ray cluster (--ray_address)')
+  ray_address: Optional[str] = setting(
+      None, 'With --launch_type=ray: HOST:PORT of the Ray cluster\'s head '
+      '(unset: $RAY_ADDRESS). Its machines must share a private network, '
+      'the repository and .venv paths, and the run directory; a machine '
+      'started with Ray resource quarl_GROUP (e.g. quarl_actor) may run '
+      'that group\'s nodes')
   max_restarts: int = setting(
       3, 'Restarts of each actor, evaluator or quantizer that dies, before '
       'the run stops as failed')
@@ -128,7 +130,7 @@ class RunConfig:
       'auto', 'auto, isolated or host: a private network namespace (only '
       'loopback), or host networking; auto and isolated refuse to start '
       'where the machine allows no namespace, host is the explicit opt-out; '
-      'with --launch_type=hosts, auto is the hosts\' shared network')
+      'with --launch_type=ray, auto is the cluster\'s network')
   resume: bool = setting(
       False, 'Continue the run in --run_dir where it stopped (learner, '
       'replay, counts, wall time, GST state, quantizer epoch); the settings '

@@ -34,8 +34,3 @@ def restartable(group: str) -> bool:
 
 def service(group: str) -> bool:
   return ROLES[group] == SERVICE
-
-
-def in_program(quantized: bool):
-  """The groups build_program makes (a hosts file must place each)."""
-  return tuple(g for g in GROUPS if quantized or g != 'quantizer')

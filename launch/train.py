@@ -56,7 +56,7 @@ def main(argv):
     config = config_from_flags()
     if config.resume:  # The same run, or nothing: before anything starts.
       config = resume.check(config.run_dir, config)
-    if config.launch_type != 'hosts':  # Across hosts: a private network.
+    if config.launch_type != 'ray':  # A cluster is a private network.
       network.enter(config.network, sys.argv)  # Re-executes when isolating.
     # Locks run_dir for this process (the re-executed one, when isolating).
     run_dir_lib.prepare_run_dir(

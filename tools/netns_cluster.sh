@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# A multi-host cluster on one machine, to test multi-host launches: N network
-# namespaces on a private bridge stand for N hosts.
+# A multi-machine cluster on one machine, to test multi-machine launches: N
+# network namespaces on a private bridge stand for N hosts.
 #
-#   tools/netns_cluster.sh up N [--hosts-file PATH]   # hosts quarl-h1..quarl-hN
+#   tools/netns_cluster.sh up N [--ray TEMP_DIR]   # hosts quarl-h1..quarl-hN
 #   tools/netns_cluster.sh status
-#   tools/netns_cluster.sh down                       # idempotent
+#   tools/netns_cluster.sh down                    # idempotent
 #
 # Host K is namespace quarl-hK, address 10.213.0.K/24 on its interface quarl0,
 # a veth whose peer sits on bridge quarl-br0 in namespace quarl-hub. The host
@@ -14,14 +14,20 @@
 #
 # `ip netns exec quarl-hK CMD` runs CMD on host K. Such processes share the
 # filesystem and PID namespace with everything else: the run directory is
-# shared storage for free. --hosts-file writes a hosts file for
-# launch/runtime/hosts.py (PATH ending .yaml or .yml; - for stdout): h1 runs replay,
-# counter, learner, quantizer and evaluator; actors go round-robin over
-# h2..hN (h1 when N is 1).
+# shared storage for free.
 #
-# `down` deletes the namespaces (and so their veths) and the blackhole route;
-# processes still running in a namespace keep its network alive until they
-# exit, and it warns about them.
+# --ray starts a Ray cluster on them (Ray's files under TEMP_DIR; keep it
+# short, Ray's socket paths must fit in 107 bytes): the head on h1 at
+# 10.213.0.1:6379 with the Ray resources that place replay, counter,
+# learner, quantizer and evaluator there, and on h2..hN (h1 when N is 1) a
+# worker with quarl_actor. A driver joins it from inside a namespace (the
+# host namespace cannot reach the range):
+#   ip netns exec quarl-h1 python -m launch.train --launch_type=ray \
+#     --ray_address=10.213.0.1:6379 ...
+#
+# `down` ends every process still running in the namespaces (Ray's among
+# them: never `ray stop`, which would end every Ray process on the machine),
+# then deletes the namespaces (and so their veths) and the blackhole route.
 set -eEuo pipefail
 
 readonly SUBNET=10.213.0.0/24 HUB=quarl-hub BRIDGE=quarl-br0 LINK=quarl0
@@ -34,33 +40,34 @@ blackhole_present() {
   [[ -n "$(ip route show exact "$SUBNET" type blackhole)" ]]
 }
 
-hosts_file() {  # N
-  local n=$1 k actors=() group list
-  for ((k = 2; k <= n; k++)); do actors+=("h$k"); done
-  ((n > 1)) || actors=(h1)
-  echo "# tools/netns_cluster.sh up $n: namespaces on this machine only."
-  echo 'hosts:'
-  for ((k = 1; k <= n; k++)); do
-    echo "  h$k: {address: 10.213.0.$k, prefix: \"ip netns exec quarl-h$k\"}"
-  done
-  echo 'groups:'
+ray_up() {  # N TEMP_DIR
+  local n=$1 temp=$2 k group ray head=""
+  ray=$(dirname "$(readlink -f "$0")")/../.venv/bin/ray
+  [[ -x $ray ]] || die "up: --ray needs $ray (make the .venv first)"
   for group in replay counter learner quantizer evaluator; do
-    echo "  $group: h1"
+    head+="\"quarl_$group\": 1, "
   done
-  list=$(printf '%s, ' "${actors[@]}")
-  echo "  actor: [${list%, }]"
+  ((n > 1)) || head+='"quarl_actor": 1, '
+  export RAY_USAGE_STATS_ENABLED=0
+  ip netns exec quarl-h1 "$ray" start --head --node-ip-address=10.213.0.1 \
+    --port=6379 --temp-dir="$temp" --include-dashboard=false \
+    --disable-usage-stats --resources="{${head%, }}" >/dev/null
+  for ((k = 2; k <= n; k++)); do
+    ip netns exec "quarl-h$k" "$ray" start --address=10.213.0.1:6379 \
+      --node-ip-address="10.213.0.$k" --disable-usage-stats \
+      --resources='{"quarl_actor": 1}' >/dev/null
+  done
 }
 
-up() {  # N [--hosts-file PATH]
-  local n=${1:-} path='' k ns
+up() {  # N [--ray TEMP_DIR]
+  local n=${1:-} temp='' k ns
   [[ $n =~ ^[1-9][0-9]*$ ]] && ((n >= 1 && n <= 254)) ||
     die "up: N must be a number from 1 to 254, not '$n'"
-  if (($# == 3)) && [[ $2 == --hosts-file ]]; then
-    path=$3
-    [[ $path == - || $path == *.yaml || $path == *.yml ]] ||
-      die "up: --hosts-file PATH must end in .yaml or .yml (or be -)"
+  if (($# == 3)) && [[ $2 == --ray ]]; then
+    temp=$3
+    [[ -d $temp ]] || die "up: --ray TEMP_DIR must be a directory"
   elif (($# != 1)); then
-    die "usage: $0 up N [--hosts-file PATH]"
+    die "usage: $0 up N [--ray TEMP_DIR]"
   fi
   [[ -z "$(namespaces)" ]] ||
     die "quarl-* namespaces exist already; run '$0 down' first"
@@ -79,21 +86,24 @@ up() {  # N [--hosts-file PATH]
     ip -n "$ns" link set "$LINK" up
   done
   blackhole_present || ip route add blackhole "$SUBNET"
-  if [[ $path == - ]]; then
-    hosts_file "$n"
-  elif [[ -n $path ]]; then
-    hosts_file "$n" >"$path"
-  fi
+  [[ -z $temp ]] || ray_up "$n" "$temp"
   trap - ERR
   echo "netns_cluster.sh: up: quarl-h1..quarl-h$n on $SUBNET" >&2
 }
 
 down() {
-  local ns pids
+  local ns pids signal
+  for signal in TERM KILL; do
+    pids=$(for ns in $(namespaces); do ip netns pids "$ns"; done)
+    [[ -z $pids ]] && break
+    kill -s "$signal" $pids 2>/dev/null || true
+    for _ in {1..50}; do  # Up to 10 s each.
+      pids=$(for ns in $(namespaces); do ip netns pids "$ns"; done)
+      [[ -z $pids ]] && break
+      sleep 0.2
+    done
+  done
   for ns in $(namespaces); do
-    pids=$(ip netns pids "$ns" | wc -l)
-    ((pids == 0)) || echo "netns_cluster.sh: warning: $pids processes still" \
-      "run in $ns; its network lives until they exit" >&2
     ip netns delete "$ns"
   done
   if blackhole_present; then ip route del blackhole "$SUBNET"; fi
@@ -118,5 +128,5 @@ case ${1:-} in
   up) shift; up "$@" ;;
   down) (($# == 1)) || die "usage: $0 down"; down ;;
   status) (($# == 1)) || die "usage: $0 status"; status ;;
-  *) die "usage: $0 up N [--hosts-file PATH] | status | down" ;;
+  *) die "usage: $0 up N [--ray TEMP_DIR] | status | down" ;;
 esac

@@ -9,8 +9,8 @@ services do not need; every other node runs single-threaded. With
 shared only with the replay server it samples from (ActorQ's learner
 process hosted its Reverb server): the server then answers while the learner
 waits, instead of queueing behind free-running actors.
-Under --launch_type=hosts each node plans for its own host (the launcher
-tells it, in HOST_NODES_ENV, which groups share that host); under local_mt
+Under --launch_type=ray each node plans for its own machine (the launcher
+tells it, in HOST_NODES_ENV, which groups share that machine); under local_mt
 the one process keeps TF's pools at the machine's cores.
 """
 import dataclasses
@@ -21,7 +21,7 @@ from absl import logging
 
 from launch.config import RunConfig
 
-# Set by the launcher for each node of a hosts-mode run: the groups of every
+# Set by the launcher for each node of a Ray run: the groups of every
 # node placed on that node's host, comma-separated (e.g. "actor,actor").
 HOST_NODES_ENV = 'QUARL_HOST_NODES'
 # Nodes on the learner's cores under --pin_cpus.
@@ -69,10 +69,10 @@ def host_nodes_value(groups: Sequence[str]) -> str:
 
 
 def plan_for(config: RunConfig) -> ThreadPlan:
-  """This process's plan: for its host's share of the run under hosts
-  mode, else for the whole machine."""
+  """This process's plan: for its machine's share of the run on a Ray
+  cluster, else for the whole machine."""
   placed = os.environ.get(HOST_NODES_ENV)
-  if config.launch_type == 'hosts' and placed is not None:
+  if config.launch_type == 'ray' and placed is not None:
     groups = [group for group in placed.split(',') if group]
     return plan(machine_cores(), groups.count('actor'), config.pin_cpus,
                 services_here=any(group not in ('actor', 'learner')

@@ -1,3 +1,3 @@
 """Running a program: the launcher loop, node supervision, stop requests,
-hosts and network isolation, run directories, resume checks, baselines and
+placement (this machine or a Ray cluster) and network isolation, run directories, resume checks, baselines and
 summary.json."""

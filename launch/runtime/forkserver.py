@@ -8,8 +8,8 @@ own process entry with the node's command line, exactly as `python
 process_entry.py ...` would. The server runs no TF op before it forks: its
 only other threads are OpenBLAS's, which re-create themselves after a fork.
 
-The server is `python -m launch.runtime.forkserver`, started with the host's
-prefix. Protocol, one JSON object per line. The launcher writes
+The server is `python -m launch.runtime.forkserver` (SERVER_COMMAND), started
+on its host by that host's starter (launch/runtime/placement.py). Protocol, one JSON object per line. The launcher writes
   {"start": [argv], "env": {...}, "cwd": DIR, "log": PATH} (env: what
   the node sets on top of the server's environment) or
   {"kill": PID, "signal": N};
@@ -20,6 +20,7 @@ its log as stdout and stderr, and SIGTERM when the server dies. The server
 passes a SIGTERM on to its children (a launcher's death reaches them as it
 did when they were its own children) and kills them when its input closes.
 """
+import ctypes
 import json
 import os
 import queue
@@ -31,11 +32,17 @@ import threading
 import time
 from typing import Dict, Iterable, List, Optional, Sequence, Set
 
-from launch.runtime import hosts
-
 # Generous for a loaded machine: the first answer waits for the imports.
 ANSWER_TIMEOUT_S = 300.0
 PRELOAD = ('launch.program',)
+SERVER_COMMAND = (sys.executable, '-m', 'launch.runtime.forkserver')
+_PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent() -> None:
+  """preexec_fn: the child gets SIGTERM when the process that started it
+  dies (even by SIGKILL), so a dead launcher leaves no node behind."""
+  ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 class ForkServerError(RuntimeError):
@@ -65,8 +72,8 @@ class ForkServer:
 
   def __init__(self, command: Sequence[str], env: Dict[str, str],
                log_path: str, preexec_fn=None):
-    """`command` starts the server on its host (see `server_command`), with
-    `env`; its own stderr goes to `log_path`."""
+    """`command` (SERVER_COMMAND) starts the server with `env`; its own
+    stderr goes to `log_path`."""
     with open(log_path, 'ab') as log:
       self._process = subprocess.Popen(
           list(command), env=env, stdin=subprocess.PIPE,
@@ -149,13 +156,6 @@ class ForkServer:
       self._process.wait()
 
 
-def server_command(prefix: Sequence[str], interpreter: str,
-                   env: Dict[str, str]) -> List[str]:
-  """Starts the server through a host's prefix."""
-  return hosts.through_prefix(prefix, os.getcwd(), env,
-                              [interpreter, '-m', 'launch.runtime.forkserver'])
-
-
 # The server.
 
 def _write(out_fd: int, message: dict) -> None:
@@ -172,8 +172,7 @@ def _become_node(request: dict, private_fds: Sequence[int],
   threads and atexit handlers end as they would in a fresh process."""
   try:
     os.setsid()
-    from launch.runtime import supervisor  # pylint: disable=g-import-not-at-top
-    supervisor.die_with_parent()
+    die_with_parent()
     if os.getppid() != server_pid:  # It died before the line above.
       os._exit(1)  # pylint: disable=protected-access
     for signum in (signal.SIGTERM, signal.SIGCHLD):

@@ -35,7 +35,8 @@ IDENTITY = ('agent', 'env', 'actor_precision', 'num_actors', 'seed',
 MUTABLE = ('max_seconds', 'max_actor_steps', 'eval_episodes', 'eval_every',
            'oversubscribe',
            'eval_fp32', 'max_restarts', 'stall_timeout_s', 'network',
-           'hosts_file', 'pin_cpus', 'learner_compile', 'node_start', 'country_iso_code',
+           'ray_address', 'pin_cpus', 'learner_compile', 'node_start',
+           'country_iso_code',
            'publish_period', 'compression.log_every',
            # Bookkeeping of this launch, not of the run.
            'run_dir', 'resume', 'resume_point', 'start_time')

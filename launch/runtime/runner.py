@@ -17,9 +17,10 @@ import launchpad as lp
 from absl import flags
 
 from launch.runtime import baselines
-from launch.runtime import hosts
 from launch.runtime import network
+from launch.runtime import placement
 from launch.runtime import progress
+from launch.runtime import ray_cluster
 from launch.runtime import run_dir as run_dir_lib
 from launch.runtime import saved_state
 from launch.runtime import stop
@@ -97,14 +98,23 @@ def _launch_and_wait(config: RunConfig) -> supervisor.Outcome:
   errors_log = os.path.join(config.run_dir, run_dir_lib.NODE_ERRORS_LOG)
   if config.launch_type == 'local_mt':
     return _launch_threads(program, config)
-  groups = list(program.groups)
-  plan = (hosts.load(config.hosts_file, groups) if config.hosts_file
-          else hosts.local_plan(groups))
+  node_env = dict(_NODE_ENVIRONMENT, TMPDIR=node_tmp)
+  if config.launch_type == 'ray':
+    try:
+      where = ray_cluster.RayPlacement(
+          config.ray_address,
+          {label: len(nodes) for label, nodes in program.groups.items()},
+          config.node_start, node_env, config.run_dir)
+    except ray_cluster.ClusterError as error:
+      return supervisor.Outcome(f'failed: {error}', {}, {})
+  else:
+    where = placement.LocalPlacement(
+        config.node_start, node_env,
+        os.path.join(config.run_dir, run_dir_lib.NODE_LOGS_DIR))
   return supervisor.Supervisor(
-      program, plan, config.run_dir, dict(_NODE_ENVIRONMENT, TMPDIR=node_tmp),
-      config.max_restarts, errors_log, deadline=budget_deadline(config),
-      stalled=functools.partial(_stalled, config),
-      node_start=config.node_start).run()
+      program, where, config.run_dir, node_env, config.max_restarts,
+      errors_log, deadline=budget_deadline(config),
+      stalled=functools.partial(_stalled, config)).run()
 
 
 def _stalled(config: RunConfig, group: str,
@@ -247,7 +257,7 @@ def run(config: RunConfig, show_progress: bool = True,
   summary = summary_lib.run_summary(
       config, outcome, _budget_reached(config), reference,
       _energy_figures(config, tracker),
-      network='hosts' if config.launch_type == 'hosts' else network.current(),
+      network='ray' if config.launch_type == 'ray' else network.current(),
       segment_wall_s=time.time() - start, segment_start=start)
   try:
     run_dir_lib.write_json_atomic(

@@ -22,6 +22,7 @@ import sys
 import time
 from typing import Callable, List, Optional, Sequence
 
+from launch.runtime import forkserver
 from launch.runtime import resume as resume_lib
 from launch.runtime import run_dir as run_dir_lib
 from launch.runtime import supervisor
@@ -81,7 +82,7 @@ def run_all(commands: Sequence[List[str]], run_dirs: Sequence[str],
 def child_setup(background: bool) -> None:
   """preexec_fn of every run: dies with the sweep and, in the background,
   runs at the idle scheduling class."""
-  supervisor.die_with_parent()
+  forkserver.die_with_parent()
   if background:
     os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
 

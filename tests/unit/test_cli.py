@@ -186,47 +186,6 @@ def test_help_lists_the_documented_flags():
         assert f'--[no]{boolean}:' in result.stdout, boolean
 
 
-_HOSTS = '''hosts:
-  h1: {address: 10.213.0.1, prefix: "ip netns exec quarl-h1"}
-  h2: {address: ADDRESS2}
-groups: {replay: h1, counter: h1, learner: h1, quantizer: h1, GROUPS}
-'''
-
-
-@pytest.mark.parametrize('address2, groups, message', [
-    ('10.213.0.2', 'evaluator: h1, actor: h2, ingest: h1',
-     "unknown group 'ingest'"),
-    ('10.213.0.2', 'evaluator: h1', "group 'actor'"),
-    ('10.213.0.1', 'evaluator: h1, actor: h2', "duplicate address"),
-])
-def test_bad_hosts_files_exit_2_with_nothing_started(tmp_path, address2,
-                                                     groups, message):
-    hosts_file = tmp_path / 'hosts.yaml'
-    hosts_file.write_text(_HOSTS.replace('ADDRESS2', address2)
-                          .replace('GROUPS', groups))
-    run_dir = tmp_path / 'run'
-    result = _train(f'--run_dir={run_dir}', '--launch_type=hosts',
-                    f'--hosts_file={hosts_file}')
-    assert result.returncode == 2, result.stderr
-    error_lines = [l for l in result.stderr.splitlines()
-                   if l.startswith('train: error:')]
-    assert len(error_lines) == 1 and message in error_lines[0], result.stderr
-    assert not run_dir.exists()
-
-
-def test_a_run_dir_a_remote_shell_would_parse_is_refused(tmp_path):
-    hosts_file = tmp_path / 'hosts.yaml'
-    hosts_file.write_text(_HOSTS.replace('ADDRESS2', '10.213.0.2').replace(
-        'GROUPS', 'evaluator: h1, actor: h2'))
-    marker = tmp_path / 'PWNED'
-    run_dir = f'{tmp_path}/a;touch {marker};'
-    result = _train(f'--run_dir={run_dir}', '--launch_type=hosts',
-                    f'--hosts_file={hosts_file}')
-    assert result.returncode == 2, result.stderr
-    assert 'parsed again by a remote shell' in result.stderr
-    assert not marker.exists() and not (tmp_path / 'a').exists()
-
-
 def test_rigl_needs_a_learner_that_hands_over_gradients(tmp_path):
     result = _train(f'--run_dir={tmp_path / "run"}', '--agent=d4pg',
                     '--compression.kind=rigl')
@@ -236,11 +195,31 @@ def test_rigl_needs_a_learner_that_hands_over_gradients(tmp_path):
     assert not (tmp_path / 'run').exists()
 
 
-def test_hosts_flag_and_launch_type_go_together(tmp_path):
-    for args in (['--launch_type=hosts'], ['--hosts_file=hosts.yaml']):
-        result = _train(f'--run_dir={tmp_path / "run"}', *args)
-        assert result.returncode == 2, result.stderr
-        assert '--hosts_file=FILE goes with --launch_type=hosts' in result.stderr
+@pytest.mark.parametrize('args, message', [
+    (['--ray_address=10.213.0.1:6379'],
+     '--ray_address goes with --launch_type=ray only'),
+    (['--launch_type=ray'], '--launch_type=ray needs the cluster'),
+    (['--launch_type=ray', '--ray_address=10.213.0.1'], 'want HOST:PORT'),
+    (['--launch_type=ray', '--ray_address=:6379'], 'want HOST:PORT'),
+])
+def test_ray_address_is_checked_before_anything_starts(tmp_path, monkeypatch,
+                                                       args, message):
+    monkeypatch.delenv('RAY_ADDRESS', raising=False)
+    result = _train(f'--run_dir={tmp_path / "run"}', *args)
+    assert result.returncode == 2, result.stderr
+    error_lines = [l for l in result.stderr.splitlines()
+                   if l.startswith('train: error:')]
+    assert len(error_lines) == 1 and message in error_lines[0], result.stderr
+    assert not (tmp_path / 'run').exists()
+
+
+def test_ray_address_defaults_to_the_environment(monkeypatch):
+    monkeypatch.setenv('RAY_ADDRESS', '10.213.0.1:6379')
+    config = cli.make_run_config(run_dir='run', launch_type='ray')
+    assert config.ray_address == '10.213.0.1:6379'
+    monkeypatch.delenv('RAY_ADDRESS')
+    with pytest.raises(cli.UsageError, match='needs the cluster'):
+        cli.make_run_config(run_dir='run', launch_type='ray')
 
 
 @pytest.mark.parametrize('args, message', [
@@ -323,8 +302,9 @@ def _gst(**knobs):
      '--agent=ppo needs pixel observations'),
     (dict(agent='dqn', env='ale:Breakout'), '--env=ale:Breakout has pixel '
      'observations but --agent=dqn needs vector observations'),
-    (dict(network='isolated', launch_type='hosts', hosts_file='hosts.yaml'),
-     '--network=isolated cannot go with --launch_type=hosts'),
+    (dict(network='isolated', launch_type='ray',
+          ray_address='10.213.0.1:6379'),
+     '--network=isolated cannot go with --launch_type=ray'),
     (dict(compression=_gst(reward_delta=math.nan)),
      'reward delta must be finite and >= 0, got nan'),
     (dict(compression=_gst(reward_delta=math.inf)),

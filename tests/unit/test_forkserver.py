@@ -10,7 +10,6 @@ import psutil
 import pytest
 
 from launch.runtime import forkserver
-from launch.runtime import supervisor
 
 NODE = textwrap.dedent('''
     import atexit, os, sys, tempfile
@@ -32,8 +31,8 @@ NODE = textwrap.dedent('''
 def server(tmp_path_factory):
   logs = tmp_path_factory.mktemp('forkserver')
   started = forkserver.ForkServer(
-      forkserver.server_command((), sys.executable, {}), dict(os.environ),
-      str(logs / 'server.log'), preexec_fn=supervisor.die_with_parent)
+      forkserver.SERVER_COMMAND, dict(os.environ),
+      str(logs / 'server.log'), preexec_fn=forkserver.die_with_parent)
   yield started
   started.close()
 
@@ -84,7 +83,7 @@ def test_kill_reports_the_signal(server, tmp_path):
 
 def test_the_servers_death_ends_its_nodes(tmp_path):
   server = forkserver.ForkServer(
-      forkserver.server_command((), sys.executable, {}), dict(os.environ),
+      forkserver.SERVER_COMMAND, dict(os.environ),
       str(tmp_path / 'server.log'))
   try:
     process, _ = _start(server, tmp_path, 'sleep')

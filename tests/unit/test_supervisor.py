@@ -9,7 +9,7 @@ import cloudpickle
 import launchpad as lp
 import pytest
 
-from launch.runtime import hosts
+from launch.runtime import placement
 from launch.runtime import stop
 from launch.runtime import summary as summary_lib
 from launch.runtime import supervisor
@@ -62,10 +62,10 @@ def _program(run_dir, last_node):
 def _supervise(tmp_path, last_node, max_restarts=0, node_start='fork'):
   run_dir = str(tmp_path)
   program = _program(run_dir, last_node)
-  groups = list(program.groups)
+  log_dir = os.path.join(run_dir, 'logs', 'nodes')
   return supervisor.Supervisor(
-      program, hosts.local_plan(groups), run_dir, {}, max_restarts,
-      os.path.join(run_dir, 'node_errors.log'), node_start=node_start).run()
+      program, placement.LocalPlacement(node_start, {}, log_dir), run_dir, {},
+      max_restarts, os.path.join(run_dir, 'node_errors.log')).run()
 
 
 def _exit_time(tmp_path, name):
