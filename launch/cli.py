@@ -9,7 +9,6 @@ import functools
 import math
 import os
 import sys
-import time
 from typing import Any, Callable, Dict, Optional, Sequence
 
 from absl import app
@@ -19,7 +18,6 @@ from agents import AGENT_NAMES
 import agents
 from agents import replay
 from agents.compiled import COMPILE_MODES
-from launch.runtime import baselines
 from launch.runtime import capacity
 from launch.runtime.network import MODES as NETWORK_MODES
 from launch.config import ACTOR_PRECISIONS
@@ -226,19 +224,12 @@ def make_run_config(*, agent_overrides: Dict[str, Any] = None,
         'over; agents that do: ' + ', '.join(
             name for name in AGENT_NAMES
             if agents.lookup(name)[0].records_gradients))
-  if compression.kind == 'gst' and compression.reward_reference is None:
-    # GST's pause band is measured from the random policy's return (the
-    # episodes summary.json's baseline_returns repeats at the end).
-    compression = dataclasses.replace(
-        compression, reward_reference=baselines.baseline_returns(
-            config.env, seed=config.seed)['random'])
   return dataclasses.replace(
       config, publish_period=period,
       # A quoted ~ reaches us unexpanded; it means the home directory.
       run_dir=os.path.expanduser(config.run_dir),
       agent_config=agent_config, compression=compression,
-      country_iso_code=_country(config.country_iso_code),
-      start_time=time.time())
+      country_iso_code=_country(config.country_iso_code))
 
 
 def _check_run(config: RunConfig) -> None:

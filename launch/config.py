@@ -145,7 +145,8 @@ class RunConfig:
       flag=False)
   resume_point: Optional[ResumePoint] = setting(
       None, 'What --resume restores (chosen by the launcher)', flag=False)
-  # time.time() when the launcher started; nodes report wall time from it.
+  # time.time() when the run began (launch/runtime/runner.py sets it, and
+  # only it); nodes report wall time from it.
   start_time: float = setting(0.0, 'Launch time (set by the launcher)',
                               flag=False)
 

@@ -53,15 +53,18 @@ def config_from_flags():
 def main(argv):
   del argv  # run_main refuses positional arguments.
   try:
-    config = config_from_flags()
-    if config.resume:  # The same run, or nothing: before anything starts.
-      config = resume.check(config.run_dir, config)
-    if config.launch_type != 'ray':  # A cluster is a private network.
-      network.enter(config.network, sys.argv)  # Re-executes when isolating.
+    handed = network.handed_over()  # Resolved by the launcher that re-executed.
+    if handed:
+      config, overwrite, sys.argv = handed  # argv: for config.json's record.
+    else:
+      config = config_from_flags()
+      overwrite = LAUNCH_FLAGS.holders['overwrite'].value
+      if config.resume:  # The same run, or nothing: before anything starts.
+        config = resume.check(config.run_dir, config)
+      if config.launch_type != 'ray':  # A cluster is a private network.
+        network.enter(config.network, (config, overwrite, sys.argv))
     # Locks run_dir for this process (the re-executed one, when isolating).
-    run_dir_lib.prepare_run_dir(
-        config.run_dir, LAUNCH_FLAGS.holders['overwrite'].value,
-        config.resume)
+    run_dir_lib.prepare_run_dir(config.run_dir, overwrite, config.resume)
   except (cli.UsageError, run_dir_lib.RunDirError,
           network.IsolationError) as error:
     _usage_error(str(error))

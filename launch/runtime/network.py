@@ -5,25 +5,30 @@ authentication, and Courier runs what a caller sends, so a run on host
 networking lets any host that reaches this machine run code in the learner.
 The launcher therefore re-executes itself inside a new network namespace
 with only loopback up (as root, or through a user namespace where the
-kernel allows it); every node process inherits it, files land on the host
-as before, and none of the run's ports exists outside it. Where no namespace
+kernel allows it), handing its resolved settings over as data (nothing is
+parsed or measured twice); every node process inherits the namespace, files
+land on the host as before, and none of the run's ports exists outside it. Where no namespace
 can be made the launcher refuses to start: host networking is only ever the
 explicit --network=host.
 """
 import fcntl
 import os
+import pickle
 import shutil
 import socket
 import struct
 import subprocess
 import sys
-from typing import List, Optional, Sequence
+from typing import Any, List, Optional
 
 MODES = ('auto', 'isolated', 'host')
 # Set by the launcher for its re-executed self (and inherited by the nodes):
 # 'isolated' is believed only where the namespace checks out (no interface
 # but loopback up), and no value turns isolation off.
 ENV_VAR = 'QUARL_NETWORK'
+# The file descriptor the re-executed launcher reads its handed-over
+# settings from (a memfd the launcher wrote before it re-executed).
+HANDOFF_FD_VAR = 'QUARL_HANDOFF_FD'
 
 _SIOCGIFFLAGS, _SIOCSIFFLAGS, _IFF_UP = 0x8913, 0x8914, 0x1
 
@@ -78,10 +83,20 @@ def unshare_prefix() -> Optional[List[str]]:
   return None
 
 
-def enter(mode: str, argv: Sequence[str]) -> None:
-  """Re-executes `python -m launch.train argv[1:]` in a private network
-  namespace unless `mode` is 'host' (never returns then); returns inside
-  that namespace, or for 'host'.
+def handed_over() -> Optional[Any]:
+  """In the re-executed launcher: what `enter` handed over; else None."""
+  fd = os.environ.get(HANDOFF_FD_VAR)
+  if fd is None or current() != 'isolated':
+    return None
+  with os.fdopen(int(fd), 'rb') as handle:
+    return pickle.load(handle)
+
+
+def enter(mode: str, handoff: Any) -> None:
+  """Re-executes `python -m launch.train` in a private network namespace
+  unless `mode` is 'host', handing it `handoff` (handed_over() returns it
+  there); never returns then. Returns inside that namespace, or for
+  'host'.
 
   Raises:
     IsolationError: 'auto' or 'isolated' where no namespace can be made
@@ -104,9 +119,13 @@ def enter(mode: str, argv: Sequence[str]) -> None:
         'namespace (unshare --net failed, also through a user namespace); '
         'pass --network=host to run on host networking, where the run\'s '
         'Courier and Reverb ports are reachable from the network')
-  environment = dict(os.environ, **{ENV_VAR: 'isolated'})
-  command = prefix + ['--', sys.executable, '-m', 'launch.train',
-                      *argv[1:]]
+  handoff_fd = os.memfd_create('quarl-handoff', 0)  # Inherited by the exec.
+  with os.fdopen(os.dup(handoff_fd), 'wb') as handle:
+    pickle.dump(handoff, handle)
+  os.lseek(handoff_fd, 0, os.SEEK_SET)
+  environment = dict(os.environ, **{ENV_VAR: 'isolated',
+                                    HANDOFF_FD_VAR: str(handoff_fd)})
+  command = prefix + ['--', sys.executable, '-m', 'launch.train']
   sys.stdout.flush()
   sys.stderr.flush()
   os.execvpe(command[0], command, environment)

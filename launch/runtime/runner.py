@@ -147,12 +147,12 @@ def _launch_threads(program, config: RunConfig) -> supervisor.Outcome:
 
   def relay_stop():
     while not manager.stop_event().wait(supervisor.POLL_S):
-      if time.time() > deadline:
+      if time.monotonic() > deadline:
         stop.request(config.run_dir, stop.BUDGET_SPENT)
       if stop.reason(config.run_dir) is not None:
         stop.stop_workers_in_process()
-        wave_end = time.time() + supervisor.WAVE_TIMEOUT_S
-        while stop.running_workers() and time.time() < wave_end:
+        wave_end = time.monotonic() + supervisor.WAVE_TIMEOUT_S
+        while stop.running_workers() and time.monotonic() < wave_end:
           time.sleep(supervisor.POLL_S)
         stop.request_services(config.run_dir)
         manager.stop_event().wait(stop.GRACE_S)  # The services' own stop.
@@ -171,9 +171,11 @@ def _launch_threads(program, config: RunConfig) -> supervisor.Outcome:
 
 
 def budget_deadline(config: RunConfig) -> float:
-  """When the launcher ends the run itself if the evaluator has not: the
-  wall-clock budget plus room for the final evaluation."""
-  return config.start_time + config.max_seconds + BUDGET_BACKSTOP_S + (
+  """When (time.monotonic()) the launcher ends the run itself if the
+  evaluator has not: the budget left plus room for the final evaluation. On
+  this process's monotonic clock: a wall-clock step mid-run moves nothing."""
+  left = config.start_time + config.max_seconds - time.time()
+  return time.monotonic() + left + BUDGET_BACKSTOP_S + (
       0.1 * config.max_seconds)
 
 
@@ -218,18 +220,27 @@ def _elapsed_s(run_dir: str) -> float:
   return float(rows[-1]['wall_time_s']) if rows else 0.0
 
 
-def run(config: RunConfig, show_progress: bool = True,
-        measure_baselines: bool = True) -> Tuple[Dict[str, Any], int]:
+def with_measurements(config: RunConfig,
+                      reference: Dict[str, float]) -> RunConfig:
+  """What the resolved settings leave to the launcher: GST's pause band
+  measured from the random policy's return (unless given, or kept by a
+  resume), and the run's clock, set here only (a resume's counts the whole
+  run)."""
+  compression = config.compression
+  if compression.kind == 'gst' and compression.reward_reference is None:
+    compression = dataclasses.replace(compression,
+                                      reward_reference=reference['random'])
+  return dataclasses.replace(
+      config, compression=compression, start_time=time.time() - (
+          _elapsed_s(config.run_dir) if config.resume else 0.0))
+
+
+def run(config: RunConfig, show_progress: bool = True
+        ) -> Tuple[Dict[str, Any], int]:
   """Launches, waits, summarizes. run_dir must already be prepared."""
-  reference = None
-  if measure_baselines:  # Before the run's clock: not part of its budget.
-    measuring = time.time()
-    reference = baselines.for_run(config.run_dir, config.env, config.seed)
-    config = dataclasses.replace(
-        config, start_time=config.start_time + time.time() - measuring)
-  if config.resume:  # Wall time and budgets count the whole run.
-    config = dataclasses.replace(
-        config, start_time=time.time() - _elapsed_s(config.run_dir))
+  # Before the run's clock: not part of its budget.
+  reference = baselines.for_run(config.run_dir, config.env, config.seed)
+  config = with_measurements(config, reference)
   if config.resume_point:  # Chosen by resume.check; applied under the lock.
     saved_state.apply(config.run_dir, config.resume_point)
   write_config(config)
@@ -240,7 +251,7 @@ def run(config: RunConfig, show_progress: bool = True,
     threading.Thread(target=reporter.loop, daemon=True).start()
   tracker = carbon.CarbonTracker(config.run_dir, config.country_iso_code)
   launcher_cpu = carbon.NodeCpuRecorder(config.run_dir, 'launcher')
-  start = time.time()
+  start, started = time.time(), time.monotonic()
   tracker.start()  # One tracker per host, around every node's lifetime.
   try:
     outcome = _launch_and_wait(config)
@@ -258,7 +269,7 @@ def run(config: RunConfig, show_progress: bool = True,
       config, outcome, _budget_reached(config), reference,
       _energy_figures(config, tracker),
       network='ray' if config.launch_type == 'ray' else network.current(),
-      segment_wall_s=time.time() - start, segment_start=start)
+      segment_wall_s=time.monotonic() - started, segment_start=start)
   try:
     run_dir_lib.write_json_atomic(
         os.path.join(config.run_dir, run_dir_lib.SUMMARY_JSON), summary)

@@ -193,14 +193,28 @@ class LeaseRenewer:
         logging.warning('renewing the lease failed: %s', error)
 
 
-def lease_expired(run_dir: str, timeout_s: float = LEASE_TIMEOUT_S) -> bool:
-  """True when the launcher's lease exists and was not renewed in time (no
-  lease at all: a node run outside a launcher, e.g. in a test)."""
-  try:
-    return time.time() - os.path.getmtime(
-        os.path.join(run_dir, run_dir_lib.LEASE_FILE)) > timeout_s
-  except FileNotFoundError:
-    return False
+class LeaseWatch:
+  """Whether the launcher's lease went unrenewed for `timeout_s`, timed on
+  this process's monotonic clock: a renewal is any change of the lease's
+  mtime, so neither a step of the wall clock nor another host's clock (on
+  shared storage the file server stamps mtimes) moves the verdict. No lease
+  at all: never expired (a node run outside a launcher, e.g. in a test)."""
+
+  def __init__(self, run_dir: str, timeout_s: float = LEASE_TIMEOUT_S):
+    self._path = os.path.join(run_dir, run_dir_lib.LEASE_FILE)
+    self._timeout_s = timeout_s
+    self._seen = None
+    self._since = time.monotonic()
+
+  def expired(self) -> bool:
+    try:
+      stamp = os.stat(self._path).st_mtime_ns
+    except FileNotFoundError:
+      return False
+    now = time.monotonic()
+    if stamp != self._seen:
+      self._seen, self._since = stamp, now
+    return now - self._since > self._timeout_s
 
 
 def watch(run_dir: str, in_process: bool,
@@ -220,11 +234,11 @@ def watch(run_dir: str, in_process: bool,
   stop_event = lp.stop_event()  # Only reachable from the node's own thread.
   trigger = os.path.join(run_dir, run_dir_lib.SERVICES_STOP_FILE if service
                          else run_dir_lib.STOP_FILE)
-  lease_timeout_s = LEASE_TIMEOUT_S * (2 if service else 1)
+  lease = LeaseWatch(run_dir, LEASE_TIMEOUT_S * (2 if service else 1))
 
   def run():
     while not (stop_event.wait(0.5) or os.path.exists(trigger)):
-      if lease_expired(run_dir, lease_timeout_s):
+      if lease.expired():
         request(run_dir, LAUNCHER_LOST)
         break
     if service and before_exit:

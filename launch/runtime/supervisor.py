@@ -60,7 +60,7 @@ class _Node:
   started_at: float = 0.0
 
   def start(self) -> None:
-    self.started_at = time.time()
+    self.started_at = time.monotonic()
     self.process = self.starter.start(self.command, self.env, os.getcwd(),
                                       self.log_path)
 
@@ -126,7 +126,7 @@ class Supervisor:
                deadline: Optional[float] = None,
                stalled: Optional[Callable[[str, float], Optional[str]]] = None):
     """`placement`: where nodes go (launch/runtime/placement.py; the
-    supervisor closes it); `deadline`: time.time() past which the launcher
+    supervisor closes it); `deadline`: time.monotonic() past which the launcher
     itself ends the run as budget spent (the evaluator normally does,
     earlier); `stalled(group, seconds_running)`: why a node of that group,
     running for that long, counts as stalled, or None."""
@@ -198,12 +198,12 @@ class Supervisor:
       if code is not None:
         self._handle_exit(node, f'exited with code {code}')
         continue
-      stalled = self._stalled(node.group, time.time() - node.started_at)
+      stalled = self._stalled(node.group, time.monotonic() - node.started_at)
       if stalled:
         node.kill()
         node.process.wait()
         self._handle_exit(node, f'stalled ({stalled})')
-    if self._deadline and time.time() > self._deadline:
+    if self._deadline and time.monotonic() > self._deadline:
       self._request(stop.BUDGET_SPENT)
     free = shutil.disk_usage(self._run_dir).free
     if free < MIN_FREE_BYTES:  # Saves would fail: stop while state is whole.
@@ -212,8 +212,8 @@ class Supervisor:
 
   def _stopping_wave(self, nodes: Sequence[_Node], timeout_s: float) -> None:
     started = [n for n in nodes if n.process]
-    deadline = time.time() + timeout_s
-    while time.time() < deadline and any(n.running() for n in started):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline and any(n.running() for n in started):
       time.sleep(POLL_S)
     for node in started:
       node.kill()

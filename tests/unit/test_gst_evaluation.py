@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from launch.runtime import baselines
+from launch.runtime import runner
 from launch import cli
 from quarl.compression.config import CompressionConfig
 from launch.config import RunConfig
@@ -86,10 +86,14 @@ def test_eval_every_validation_and_gst_reference():
   config = _run_config(eval_every=500,
                        compression=CompressionConfig(kind='gst'))
   assert config.eval_every == 500
+  assert config.compression.reward_reference is None  # Resolving measures nothing.
+  reference = {'random': -1234.5, 'zero_action': -1100.0}
   # The random policy's return, as summary.json's baseline_returns has it.
-  assert config.compression.reward_reference == baselines.baseline_returns(
-      'gym:Pendulum-v1', seed=0)['random'] < -500
+  assert runner.with_measurements(
+      config, reference).compression.reward_reference == -1234.5
   given = _run_config(compression=CompressionConfig(kind='gst',
                                                     reward_reference=-1.0))
-  assert given.compression.reward_reference == -1.0
-  assert _run_config().compression.reward_reference is None  # Not GST.
+  assert runner.with_measurements(
+      given, reference).compression.reward_reference == -1.0
+  assert runner.with_measurements(
+      _run_config(), reference).compression.reward_reference is None

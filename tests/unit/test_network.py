@@ -35,21 +35,28 @@ def test_auto_and_isolated_refuse_where_no_namespace_can_be_made(
   for mode in ('auto', 'isolated'):
     with pytest.raises(network.IsolationError,
                        match=f'--network={mode}: .*pass --network=host'):
-      network.enter(mode, ['train'])
-  network.enter('host', ['train'])  # Only the explicit opt-out runs.
+      network.enter(mode, 'settings')
+  network.enter('host', 'settings')  # Only the explicit opt-out runs.
   assert not execs
 
 
 def test_auto_reexecutes_in_a_namespace_marked_isolated(monkeypatch, execs):
   monkeypatch.setattr(network, 'unshare_prefix',
                       lambda: ['unshare', '--net'])
+  handoff = {'agent': 'dqn', 'run_dir': 'a dir;x'}
   with pytest.raises(_Execed):
-    network.enter('auto', ['train', '--agent=dqn'])
+    network.enter('auto', handoff)
   (file, command, environment), = execs
   assert file == 'unshare'
   assert command == ['unshare', '--net', '--', sys.executable, '-m',
-                     'launch.train', '--agent=dqn']
+                     'launch.train']  # The settings travel as data.
   assert environment[network.ENV_VAR] == 'isolated'
+  # What the re-executed launcher reads, once its namespace checks out.
+  monkeypatch.setattr(network, 'interfaces_up', lambda: ['lo'])
+  monkeypatch.setenv(network.ENV_VAR, 'isolated')
+  monkeypatch.setenv(network.HANDOFF_FD_VAR,
+                     environment[network.HANDOFF_FD_VAR])
+  assert network.handed_over() == handoff
 
 
 @pytest.mark.parametrize('value', ['host', 'isolated', ''])
@@ -62,7 +69,7 @@ def test_the_environment_cannot_turn_isolation_off(monkeypatch, execs,
   assert network.current() == 'host'
   for mode in network.MODES:
     with pytest.raises(network.IsolationError, match='unset it'):
-      network.enter(mode, ['train'])
+      network.enter(mode, 'settings')
   assert not execs
 
 
@@ -70,7 +77,7 @@ def test_a_verified_namespace_is_entered_once(monkeypatch, execs):
   monkeypatch.setattr(network, 'interfaces_up', lambda: ['lo'])
   monkeypatch.setenv(network.ENV_VAR, 'isolated')
   assert network.current() == 'isolated'
-  network.enter('auto', ['train'])  # The re-executed launcher: no loop.
+  network.enter('auto', 'settings')  # The re-executed launcher: no loop.
   assert not execs
 
 

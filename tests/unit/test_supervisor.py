@@ -117,11 +117,32 @@ def test_a_blocked_main_loop_keeps_the_lease(tmp_path, monkeypatch):
 
 def test_the_lease_renews_only_inside_its_block(tmp_path):
   run_dir = str(tmp_path)
+  lease = stop.LeaseWatch(run_dir, timeout_s=2.0)
   with stop.LeaseRenewer(run_dir, period_s=0.1):
-    time.sleep(4.0)  # The main thread busy, twenty times the period.
-    assert not stop.lease_expired(run_dir, timeout_s=2.0)
+    for _ in range(40):  # The main thread busy, forty times the period.
+      time.sleep(0.1)
+      assert not lease.expired()
   time.sleep(3.0)
-  assert stop.lease_expired(run_dir, timeout_s=2.0)
+  assert lease.expired()
+
+
+def test_the_lease_ignores_the_wall_clock(tmp_path, monkeypatch):
+  """Renewal is a change of the lease's stamp, timed by the watcher's own
+  monotonic clock: stamps 60 s in the future or past (a clock step, or a
+  file server's clock) neither expire a live lease nor keep a dead one."""
+  run_dir = str(tmp_path)
+  now = [1000.0]
+  monkeypatch.setattr(stop.time, 'monotonic', lambda: now[0])
+  lease = stop.LeaseWatch(run_dir, timeout_s=10.0)
+  stop.renew_lease(run_dir)
+  lease_file = os.path.join(run_dir, 'LEASE')
+  for step_s in (60, -60, 60):
+    stamp = os.stat(lease_file).st_mtime + step_s
+    os.utime(lease_file, (stamp, stamp))  # Renewed, by a stepped clock.
+    now[0] += 9.0
+    assert not lease.expired()
+  now[0] += 11.0  # Then no renewal for longer than the timeout.
+  assert lease.expired()
 
 
 def test_a_dead_fork_server_fails_the_run(tmp_path):
