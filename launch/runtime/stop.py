@@ -69,6 +69,9 @@ def _create_once(file_path: str, text: str) -> None:
     fd = os.open(file_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
   except FileExistsError:
     return
+  except OSError as error:  # Read-only, or no inode left: nodes never see it.
+    logging.error('stop request %r not written: %s', text, error)
+    return
   try:
     with os.fdopen(fd, 'w') as handle:
       handle.write(f'{text}\n{time.time()}\n')

@@ -235,7 +235,9 @@ class Supervisor:
     try:
       with stop.LeaseRenewer(self._run_dir):
         self._start_nodes()
-        while stop.reason(self._run_dir) is None:
+        # A request the run directory could not take (read-only, no inode
+        # left) still ends the loop; the waves then kill what it missed.
+        while stop.reason(self._run_dir) is None and not self._requested:
           self._watch()
           time.sleep(POLL_S)
         workers = [n for n in self._nodes if not groups.service(n.group)]
@@ -249,7 +251,7 @@ class Supervisor:
       self._placement.close()
       install_signal_handlers(handlers)
     reason = stop.reason(self._run_dir)
-    if reason == stop.UNREADABLE_REASON and self._requested:
+    if reason in (None, stop.UNREADABLE_REASON) and self._requested:
       reason = self._requested  # Its file could not be written (full disk).
     return Outcome(reason, {n.name: n.restarts for n in self._nodes},
                    {n.name: n.host.name for n in self._nodes})

@@ -152,3 +152,23 @@ def test_a_dead_fork_server_fails_the_run(tmp_path):
   assert 'exited with code -15' in outcome.reason, outcome.reason
   log = (tmp_path / 'logs' / 'nodes' / 'forkserver_localhost.log')
   assert 'imported launch.program' in log.read_text()
+
+
+def test_a_stop_the_run_directory_cannot_take_still_ends_the_run(
+    tmp_path, monkeypatch):
+  """A read-only or inode-full run directory: STOP cannot be created, so
+  no node hears the stop; the launcher still ends the run, as failed, and
+  the waves kill the nodes that did not stop."""
+  real_open = stop.os.open
+
+  def refuse_stop_files(file_path, *args, **kwargs):
+    if os.path.basename(file_path).startswith('STOP'):
+      raise OSError(30, 'Read-only file system', file_path)
+    return real_open(file_path, *args, **kwargs)
+
+  monkeypatch.setattr(stop.os, 'open', refuse_stop_files)
+  monkeypatch.setattr(supervisor, 'WAVE_TIMEOUT_S', 3.0)
+  outcome = _supervise(tmp_path, ('actor', _crash), max_restarts=0)
+  assert outcome.reason.startswith('failed: node actor_0 exited with code 1'), (
+      outcome.reason)
+  assert not (tmp_path / 'STOP').exists()
