@@ -113,8 +113,9 @@ class RunConfig:
       3, 'Restarts of each actor, evaluator or quantizer that dies, before '
       'the run stops as failed')
   stall_timeout_s: float = setting(
-      120.0, 'A quantizer silent this long (no publish, no heartbeat) is '
-      'restarted as stalled')
+      120.0, 'A node silent this long (its CPU record not re-stamped; a '
+      'quantizer: no publish, no heartbeat) is stalled: restarted, or the '
+      'run fails for the learner, replay and counter')
   learner_compile: str = setting(
       'xla', 'xla or graph: the learner step as one XLA-compiled update '
       '(jit_compile) or a plain TF graph')

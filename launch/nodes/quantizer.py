@@ -4,6 +4,7 @@ The learner never waits on it: it pulls variables over courier on its own
 clock. Actors and the evaluator poll `get_model(known_version)`.
 """
 import functools
+import math
 import os
 import threading
 import time
@@ -43,32 +44,20 @@ def next_epoch(run_dir: str) -> int:
 
 
 class Heartbeat:
-  """Writes run_dir/checkpoints/quantizer_alive: the time of the latest beat."""
+  """Re-stamps run_dir/checkpoints/quantizer_alive at each publish and each
+  second it waits for one: the launcher's Beacon for a quantizer that hangs
+  (in conversion, on the learner) or whose publishes keep being refused."""
 
   def __init__(self, run_dir: str):
     self._path = os.path.join(run_dir, run_dir_lib.HEARTBEAT_FILE)
     os.makedirs(os.path.dirname(self._path), exist_ok=True)
-    self._last = 0.0
+    self._last = -math.inf
 
   def beat(self, unless_within_s: float = 0.0) -> None:
-    if time.time() - self._last >= unless_within_s:
-      self._last = time.time()
-      run_dir_lib.write_bytes_atomic(self._path, f'{self._last}\n'.encode(),
+    if time.monotonic() - self._last >= unless_within_s:
+      self._last = time.monotonic()
+      run_dir_lib.write_bytes_atomic(self._path, f'{time.time()}\n'.encode(),
                                      durable=False)
-
-
-def seconds_since_heartbeat(run_dir: str) -> Optional[float]:
-  """Seconds since the quantizer last published or, waiting for its next
-  publish to be due, said it was alive; None before its first heartbeat.
-
-  A quantizer that hangs (in conversion, on the learner) or whose publishes
-  keep being refused stops beating.
-  """
-  try:
-    with open(os.path.join(run_dir, run_dir_lib.HEARTBEAT_FILE)) as handle:
-      return time.time() - float(handle.read())
-  except (FileNotFoundError, ValueError):
-    return None
 
 
 class QuantizerNode:

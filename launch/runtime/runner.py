@@ -11,7 +11,7 @@ import signal
 import sys
 import threading
 import time
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, Tuple
 
 import launchpad as lp
 from absl import flags
@@ -27,7 +27,6 @@ from launch.runtime import stop
 from launch.runtime import summary as summary_lib
 from launch.runtime import supervisor
 from launch.config import RunConfig
-from launch.nodes import quantizer as quantizer_node
 from launch.nodes import threads
 from launch.program import build_program
 from quarl import carbon
@@ -114,23 +113,21 @@ def _launch_and_wait(config: RunConfig) -> supervisor.Outcome:
   return supervisor.Supervisor(
       program, where, config.run_dir, node_env, config.max_restarts,
       errors_log, deadline=budget_deadline(config),
-      stalled=functools.partial(_stalled, config)).run()
+      beacons=functools.partial(_beacons, config.run_dir),
+      stall_timeout_s=config.stall_timeout_s).run()
 
 
-def _stalled(config: RunConfig, group: str,
-             seconds_running: float) -> Optional[str]:
-  """A quantizer silent for --stall_timeout_s (its heartbeat: publishes,
-  and a beat a second while it waits) is stalled; beats from before this
-  process started don't count."""
-  if group != 'quantizer':
-    return None
-  silent = quantizer_node.seconds_since_heartbeat(config.run_dir)
-  silent = seconds_running if silent is None else min(silent,
-                                                      seconds_running)
-  if silent <= config.stall_timeout_s:
-    return None
-  return f'no heartbeat for {silent:.0f} s'
-
+def _beacons(run_dir: str, name: str, group: str):
+  """What shows a node alive: its CPU record, re-stamped every few seconds
+  by a thread of its own (silent when the process is stopped or frozen;
+  counted once it has begun); for the quantizer also its heartbeat, stamped
+  at each publish and each second it waits for one (silent when conversion
+  or the learner hangs; counted from its start)."""
+  cpu_record = os.path.join(run_dir, carbon.NODE_CPU_DIR, f'{name}.json')
+  beacons = [(cpu_record, False)]
+  if group == 'quantizer':
+    beacons.append((os.path.join(run_dir, run_dir_lib.HEARTBEAT_FILE), True))
+  return beacons
 
 
 def _launch_threads(program, config: RunConfig) -> supervisor.Outcome:

@@ -11,7 +11,8 @@ What Launchpad's local launcher does not do, this does: restart an actor,
 evaluator or quantizer that dies (up to `max_restarts` each), stop the run
 when a replay, counter or learner dies, and stop in two waves (launch/runtime/stop.py).
 It also keeps the run bounded when parts of it go quiet: a node whose
-heartbeat stalls (`stalled`) is killed and restarted like a dead one, the
+beacons (files it keeps stamping) stay unchanged for --stall_timeout_s is
+stalled, and is killed and restarted like a dead one (or fails the run), the
 wall-clock budget is enforced here too (`deadline`), and the launcher's own
 death ends its nodes: a parent-death signal for local ones, Ray's fate
 sharing and the lease (launch/runtime/stop.py) for remote ones.
@@ -19,11 +20,12 @@ sharing and the lease (launch/runtime/stop.py) for remote ones.
 import collections
 import dataclasses
 import functools
+import math
 import os
 import shutil
 import signal
 import time
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import launchpad as lp
 
@@ -44,6 +46,32 @@ RESTARTS_LOG_PREFIX = '--- '
 LP_STOP_REASON = 'lp.stop()'
 
 
+class Beacon:
+  """A file a node keeps re-stamping while it lives. Silence is measured on
+  this process's monotonic clock from the stamp's last change (any change:
+  another machine's clock or a clock step does not matter); before the
+  first change since the node started, from its start if `from_start`,
+  else not at all (a node still starting has not begun to beat)."""
+
+  def __init__(self, path: str, from_start: bool):
+    self._path = path
+    self._seen = self._stamp()
+    self._since = time.monotonic() if from_start else None
+
+  def _stamp(self):
+    try:
+      status = os.stat(self._path)
+      return status.st_ino, status.st_mtime_ns
+    except FileNotFoundError:
+      return None
+
+  def silent_s(self) -> Optional[float]:
+    stamp, now = self._stamp(), time.monotonic()
+    if stamp != self._seen:
+      self._seen, self._since = stamp, now
+    return None if self._since is None else now - self._since
+
+
 @dataclasses.dataclass
 class _Node:
   name: str
@@ -57,12 +85,20 @@ class _Node:
   process: Any = None  # What the starter started: poll(), wait(), kill().
   restarts: int = 0
   done: bool = False
-  started_at: float = 0.0
+  beacons: Sequence[Beacon] = ()
 
-  def start(self) -> None:
-    self.started_at = time.monotonic()
+  def start(self, beacons: Sequence[Tuple[str, bool]] = ()) -> None:
+    """Starts the node; `beacons`: (path, from_start) of its Beacons."""
+    self.beacons = [Beacon(*beacon) for beacon in beacons]
     self.process = self.starter.start(self.command, self.env, os.getcwd(),
                                       self.log_path)
+
+  def silent_s(self) -> Optional[float]:
+    """The longest any of its beacons has been silent (None: none beats
+    yet)."""
+    silences = [s for s in (b.silent_s() for b in self.beacons)
+                if s is not None]
+    return max(silences, default=None)
 
   def running(self) -> bool:
     try:
@@ -124,17 +160,20 @@ class Supervisor:
   def __init__(self, program: lp.Program, placement, run_dir: str,
                node_env: Dict[str, str], max_restarts: int, errors_log: str,
                deadline: Optional[float] = None,
-               stalled: Optional[Callable[[str, float], Optional[str]]] = None):
+               beacons: Callable[[str, str], Sequence[Tuple[str, bool]]] = (
+                   lambda name, group: ()),
+               stall_timeout_s: float = math.inf):
     """`placement`: where nodes go (launch/runtime/placement.py; the
-    supervisor closes it); `deadline`: time.monotonic() past which the launcher
-    itself ends the run as budget spent (the evaluator normally does,
-    earlier); `stalled(group, seconds_running)`: why a node of that group,
-    running for that long, counts as stalled, or None."""
+    supervisor closes it); `deadline`: time.monotonic() past which the
+    launcher itself ends the run as budget spent (the evaluator normally
+    does, earlier); `beacons(name, group)`: the (path, from_start) Beacons
+    of a node, which is stalled once one is silent for `stall_timeout_s`."""
     self._run_dir = run_dir
     self._max_restarts = max_restarts
     self._errors_log = errors_log
     self._deadline = deadline
-    self._stalled = stalled or (lambda group, seconds_running: None)
+    self._beacons = beacons
+    self._stall_timeout_s = stall_timeout_s
     self._placement = placement
     self._nodes = _build(program, placement, run_dir, node_env)
     self._interrupts = 0
@@ -176,7 +215,7 @@ class Supervisor:
       try:
         if host_lost:
           self._move(node)
-        node.start()
+        node.start(self._beacons(node.name, node.group))
         return
       except (forkserver.ForkServerError, OSError) as error:  # HostLost too.
         how = f'{how} and could not restart: {error}'
@@ -198,11 +237,11 @@ class Supervisor:
       if code is not None:
         self._handle_exit(node, f'exited with code {code}')
         continue
-      stalled = self._stalled(node.group, time.monotonic() - node.started_at)
-      if stalled:
+      silent = node.silent_s()
+      if silent is not None and silent > self._stall_timeout_s:
         node.kill()
         node.process.wait()
-        self._handle_exit(node, f'stalled ({stalled})')
+        self._handle_exit(node, f'stalled (silent for {silent:.0f} s)')
     if self._deadline and time.monotonic() > self._deadline:
       self._request(stop.BUDGET_SPENT)
     free = shutil.disk_usage(self._run_dir).free
@@ -222,7 +261,7 @@ class Supervisor:
   def _start_nodes(self) -> None:
     for node in self._nodes:
       try:
-        node.start()
+        node.start(self._beacons(node.name, node.group))
       except (forkserver.ForkServerError, OSError) as error:
         node.done = True
         self._request(f'failed: node {node.name} could not start: {error}')

@@ -9,6 +9,7 @@ from launch.nodes import actor as actor_lib
 from launch.nodes import common
 from launch.nodes import quantizer as quantizer_lib
 from launch.runtime import run_dir as run_dir_lib
+from launch.runtime import supervisor
 
 
 def _config(tmp_path, **kwargs):
@@ -52,7 +53,7 @@ def test_refused_publishes_back_off_to_one_period(tmp_path, monkeypatch):
   assert waits == [0.5, 1.0, 2.0, 3.0, 3.0, 3.0]
   assert attempts == [0] * 6  # Every retry is the same first version.
   # Refusals are no sign of progress: no heartbeat was written.
-  assert quantizer_lib.seconds_since_heartbeat(str(tmp_path)) is None
+  assert not (tmp_path / run_dir_lib.HEARTBEAT_FILE).exists()
 
 
 def test_steps_period_backoff_caps_and_publish_resets_it(tmp_path,
@@ -67,17 +68,21 @@ def test_steps_period_backoff_caps_and_publish_resets_it(tmp_path,
   # Refused six times, then published: the rest waits for a due publish.
   assert waits[:6] == [0.5, 1.0, 2.0, 4.0, 8.0, 10.0]
   assert waits[6:] == [0.2, 0.2]
-  assert 0 <= quantizer_lib.seconds_since_heartbeat(str(tmp_path)) < 5
+  assert (tmp_path / run_dir_lib.HEARTBEAT_FILE).exists()
 
 
-def test_heartbeat_reads_back(tmp_path):
-  assert quantizer_lib.seconds_since_heartbeat(str(tmp_path)) is None
+def test_heartbeat_is_a_beacon_that_beats_when_asked(tmp_path):
+  path = str(tmp_path / run_dir_lib.HEARTBEAT_FILE)
+  beacon = supervisor.Beacon(path, from_start=False)
   heartbeat = quantizer_lib.Heartbeat(str(tmp_path))
+  assert beacon.silent_s() is None  # No beat yet.
   heartbeat.beat()
-  first = (tmp_path / run_dir_lib.HEARTBEAT_FILE).read_text()
-  heartbeat.beat(unless_within_s=60)  # Too soon: not rewritten.
-  assert (tmp_path / run_dir_lib.HEARTBEAT_FILE).read_text() == first
-  assert 0 <= quantizer_lib.seconds_since_heartbeat(str(tmp_path)) < 5
+  assert 0 <= beacon.silent_s() < 1
+  time.sleep(0.3)
+  heartbeat.beat(unless_within_s=60)  # Too soon: not re-stamped.
+  assert beacon.silent_s() >= 0.3
+  heartbeat.beat()
+  assert beacon.silent_s() < 0.3
 
 
 def test_budget_spent_by_wall_time_or_actor_steps(tmp_path):

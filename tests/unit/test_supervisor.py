@@ -2,6 +2,7 @@
 becomes a stop request, stops come in two waves, a dying restartable node is
 restarted up to --max_restarts and then fails the run."""
 import os
+import signal
 import sys
 import time
 
@@ -10,6 +11,7 @@ import launchpad as lp
 import pytest
 
 from launch.runtime import placement
+from quarl import carbon
 from launch.runtime import stop
 from launch.runtime import summary as summary_lib
 from launch.runtime import supervisor
@@ -105,10 +107,10 @@ def test_a_blocked_main_loop_keeps_the_lease(tmp_path, monkeypatch):
   running: the lease is renewed from a thread of its own."""
   start = supervisor._Node.start  # pylint: disable=protected-access
 
-  def slow_start(node):
+  def slow_start(node, beacons=()):
     if node.group == 'evaluator':
       time.sleep(stop.LEASE_TIMEOUT_S + 3)
-    start(node)
+    start(node, beacons)
 
   monkeypatch.setattr(supervisor._Node, 'start', slow_start)  # pylint: disable=protected-access
   outcome = _supervise(tmp_path, ('evaluator', _call_lp_stop, str(tmp_path)))
@@ -172,3 +174,30 @@ def test_a_stop_the_run_directory_cannot_take_still_ends_the_run(
   assert outcome.reason.startswith('failed: node actor_0 exited with code 1'), (
       outcome.reason)
   assert not (tmp_path / 'STOP').exists()
+
+
+def _freeze_after_beating(run_dir):
+  """Beats like every node (its CPU record, a thread of its own), then
+  stops itself as SIGSTOP would: alive, silent."""
+  carbon.NodeCpuRecorder(run_dir, 'learner', record_every_s=0.2)
+  time.sleep(1.0)
+  os.kill(os.getpid(), signal.SIGSTOP)
+
+
+def test_a_frozen_learner_is_stalled_and_fails_the_run(tmp_path):
+  run_dir = str(tmp_path)
+  program = lp.Program('frozen')
+  with program.group('replay'):
+    program.add_node(lp.PyNode(_serve, run_dir, 'replay', True))
+  with program.group('learner'):
+    program.add_node(lp.PyNode(_freeze_after_beating, run_dir))
+  log_dir = os.path.join(run_dir, 'logs', 'nodes')
+  outcome = supervisor.Supervisor(
+      program, placement.LocalPlacement('fork', {}, log_dir), run_dir, {},
+      2, os.path.join(run_dir, 'node_errors.log'),
+      beacons=lambda name, group: [
+          (os.path.join(run_dir, 'node_cpu', f'{name}.json'), False)],
+      stall_timeout_s=3.0).run()
+  assert outcome.reason.startswith(
+      'failed: node learner stalled (silent for'), outcome.reason
+  assert outcome.reason.endswith('(which the run cannot lose)')
