@@ -205,16 +205,25 @@ def _remove_if_empty(directory: str) -> None:
     pass  # Missing, or something a node left behind worth keeping.
 
 
-def _elapsed_s(run_dir: str) -> float:
-  """Wall seconds the run had spent when it stopped: its summary's, or, if
-  it died before writing one, its last evaluation's."""
+def elapsed_s(run_dir: str) -> float:
+  """Wall seconds the run has spent: the latest of its summary's and of the
+  last row of each CSV its nodes append to. A segment killed before its
+  summary leaves only rows, and the clock must not go back past them (the
+  budget they spent would be spent again)."""
+  spent = [0.0]
   path = os.path.join(run_dir, run_dir_lib.SUMMARY_JSON)
   if os.path.exists(path):
     with open(path) as handle:
-      return float(json.load(handle)['wall_s'])
-  rows = run_dir_lib.read_csv(os.path.join(run_dir,
-                                           run_dir_lib.EVALUATOR_CSV))
-  return float(rows[-1]['wall_time_s']) if rows else 0.0
+      spent.append(float(json.load(handle)['wall_s']))
+  for name in (run_dir_lib.EVALUATOR_CSV, run_dir_lib.ACTORS_CSV,
+               run_dir_lib.QUANTIZER_CSV, run_dir_lib.STARTUP_CSV):
+    for row in reversed(run_dir_lib.read_csv(os.path.join(run_dir, name))):
+      try:
+        spent.append(float(row['wall_time_s']))
+        break
+      except (TypeError, ValueError):  # A row cut short by the kill.
+        continue
+  return max(spent)
 
 
 def with_measurements(config: RunConfig,
@@ -229,7 +238,7 @@ def with_measurements(config: RunConfig,
                                       reward_reference=reference['random'])
   return dataclasses.replace(
       config, compression=compression, start_time=time.time() - (
-          _elapsed_s(config.run_dir) if config.resume else 0.0))
+          elapsed_s(config.run_dir) if config.resume else 0.0))
 
 
 def run(config: RunConfig, show_progress: bool = True

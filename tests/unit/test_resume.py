@@ -205,3 +205,18 @@ def test_an_unreadable_config_json_is_refused(tmp_path):
     with pytest.raises(run_dir_lib.RunDirError,
                        match="cannot read the run's settings"):
         resume.check(str(run_dir), _config(run_dir))
+
+
+def test_a_killed_segment_moves_the_clock_forward_never_back(tmp_path):
+  """Interrupted at 45 s (summary.json says 45), resumed, SIGKILLed at
+  95.5 s (no new summary; rows to 95.5, the last one cut short): the next
+  resume's clock continues from 95.5, not 45."""
+  run_dir = str(tmp_path)
+  run_dir_lib.write_json_atomic(os.path.join(run_dir, 'summary.json'),
+                                {'wall_s': 45.0})
+  with open(os.path.join(run_dir, 'evaluator.csv'), 'w') as handle:
+    handle.write('wall_time_s,actor_steps\n30.1,4000\n95.5,14600\n')
+  with open(os.path.join(run_dir, 'actors.csv'), 'w') as handle:
+    handle.write('wall_time_s,steps\n94.0,7000\n9')  # Cut mid-row.
+  assert runner.elapsed_s(run_dir) == 95.5
+  assert runner.elapsed_s(str(tmp_path / 'fresh')) == 0.0
