@@ -145,7 +145,7 @@ def _launch_threads(program, config: RunConfig) -> supervisor.Outcome:
   def relay_stop():
     while not manager.stop_event().wait(supervisor.POLL_S):
       if time.monotonic() > deadline:
-        stop.request(config.run_dir, stop.BUDGET_SPENT)
+        stop.request(config.run_dir, stop.BACKSTOP)
       if stop.reason(config.run_dir) is not None:
         stop.stop_workers_in_process()
         wave_end = time.monotonic() + supervisor.WAVE_TIMEOUT_S

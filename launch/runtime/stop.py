@@ -31,6 +31,8 @@ from absl import logging
 from launch.runtime import run_dir as run_dir_lib
 
 BUDGET_SPENT = 'budget spent'
+# The launcher's own end of a run its evaluator did not end in time.
+BACKSTOP = 'budget backstop: the evaluator did not end the run'
 UNREADABLE_REASON = 'stop'  # A STOP file with no reason in it.
 GRACE_S = 5.0
 # The launcher renews LEASE every LEASE_RENEW_S; nodes that see it older

@@ -12,6 +12,7 @@ from launch import groups
 from launch.analysis import pipeline_model
 from launch.runtime import run_dir as run_dir_lib
 from launch.runtime import saved_state
+from launch.runtime import stop
 from launch.config import RunConfig
 
 # summary.json's last5_return: the mean of this many last evaluations (one
@@ -115,9 +116,12 @@ def resumed_from(point) -> Dict[str, Any]:
 
 def run_status(stop_reason: str, budget_reached: bool) -> Tuple[str, str]:
   """(status, detail): decided here alone. A node's failure fails the run;
-  otherwise, however the stop came (Ctrl-C, Launchpad's stop, the budget),
-  the budget decides between completed and interrupted."""
-  if stop_reason.startswith('failed'):
+  so does the launcher's backstop unless the evaluations reached the budget
+  (completed means progress to the budget); otherwise, however the stop came
+  (Ctrl-C, Launchpad's stop, the budget), the budget decides between
+  completed and interrupted."""
+  if stop_reason.startswith('failed') or (
+      stop_reason == stop.BACKSTOP and not budget_reached):
     return 'failed', stop_reason
   return ('completed' if budget_reached else 'interrupted'), ''
 

@@ -243,7 +243,7 @@ class Supervisor:
         node.process.wait()
         self._handle_exit(node, f'stalled (silent for {silent:.0f} s)')
     if self._deadline and time.monotonic() > self._deadline:
-      self._request(stop.BUDGET_SPENT)
+      self._request(stop.BACKSTOP)
     free = shutil.disk_usage(self._run_dir).free
     if free < MIN_FREE_BYTES:  # Saves would fail: stop while state is whole.
       self._request(f'failed: no space left on device for {self._run_dir} '

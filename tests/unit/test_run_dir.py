@@ -9,6 +9,7 @@ import pytest
 
 from agents import d4pg
 from launch.runtime import run_dir as run_dir_lib
+from launch.runtime import stop
 from launch.runtime import summary as summary_lib
 from launch.config import RunConfig
 
@@ -286,3 +287,7 @@ def test_run_status_is_decided_by_failure_then_budget():
     assert summary_lib.run_status('interrupted', True) == ('completed', '')
     assert summary_lib.run_status('budget spent', False) == (
         'interrupted', '')
+    # The launcher's backstop: completed only if evaluations got there.
+    assert summary_lib.run_status(stop.BACKSTOP, True) == ('completed', '')
+    assert summary_lib.run_status(stop.BACKSTOP, False) == (
+        'failed', stop.BACKSTOP)
