@@ -98,23 +98,24 @@ def _launch_and_wait(config: RunConfig) -> supervisor.Outcome:
   if config.launch_type == 'local_mt':
     return _launch_threads(program, config)
   node_env = dict(_NODE_ENVIRONMENT, TMPDIR=node_tmp)
-  if config.launch_type == 'ray':
-    try:
+  try:
+    if config.launch_type == 'ray':
       where = ray_cluster.RayPlacement(
           config.ray_address,
           {label: len(nodes) for label, nodes in program.groups.items()},
           config.node_start, node_env, config.run_dir)
-    except ray_cluster.ClusterError as error:
-      return supervisor.Outcome(f'failed: {error}', {}, {})
-  else:
-    where = placement.LocalPlacement(
-        config.node_start, node_env,
-        os.path.join(config.run_dir, run_dir_lib.NODE_LOGS_DIR))
-  return supervisor.Supervisor(
-      program, where, config.run_dir, node_env, config.max_restarts,
-      errors_log, deadline=budget_deadline(config),
-      beacons=functools.partial(_beacons, config.run_dir),
-      stall_timeout_s=config.stall_timeout_s).run()
+    else:
+      where = placement.LocalPlacement(
+          config.node_start, node_env,
+          os.path.join(config.run_dir, run_dir_lib.NODE_LOGS_DIR))
+    supervised = supervisor.Supervisor(
+        program, where, config.run_dir, node_env, config.max_restarts,
+        errors_log, deadline=budget_deadline(config),
+        beacons=functools.partial(_beacons, config.run_dir),
+        stall_timeout_s=config.stall_timeout_s)
+  except (ray_cluster.ClusterError, placement.HostLost) as error:
+    return supervisor.Outcome(f'failed: {error}', {}, {})  # Nothing started.
+  return supervised.run()
 
 
 def _beacons(run_dir: str, name: str, group: str):
