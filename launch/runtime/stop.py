@@ -198,28 +198,50 @@ class LeaseRenewer:
         logging.warning('renewing the lease failed: %s', error)
 
 
-class LeaseWatch:
-  """Whether the launcher's lease went unrenewed for `timeout_s`, timed on
-  this process's monotonic clock: a renewal is any change of the lease's
-  mtime, so neither a step of the wall clock nor another host's clock (on
-  shared storage the file server stamps mtimes) moves the verdict. No lease
-  at all: never expired (a node run outside a launcher, e.g. in a test)."""
+class Beacon:
+  """A file a node keeps re-stamping while it lives. Silence is measured on
+  this process's monotonic clock from the stamp's last change (any change:
+  another machine's clock or a clock step does not matter); before the
+  first change since the node started, from its start if `from_start`,
+  else not at all (a node still starting has not begun to beat)."""
 
-  def __init__(self, run_dir: str, timeout_s: float = LEASE_TIMEOUT_S):
-    self._path = os.path.join(run_dir, run_dir_lib.LEASE_FILE)
-    self._timeout_s = timeout_s
-    self._seen = None
-    self._since = time.monotonic()
+  def __init__(self, path: str, from_start: bool):
+    self._path = path
+    self._seen = self._stamp()
+    self._since = time.monotonic() if from_start else None
 
-  def expired(self) -> bool:
+  def exists(self) -> bool:
+    return self._seen is not None
+
+  def _stamp(self):
     try:
-      stamp = os.stat(self._path).st_mtime_ns
+      status = os.stat(self._path)
+      return status.st_ino, status.st_mtime_ns
     except FileNotFoundError:
-      return False
-    now = time.monotonic()
+      return None
+
+  def silent_s(self) -> Optional[float]:
+    stamp, now = self._stamp(), time.monotonic()
     if stamp != self._seen:
       self._seen, self._since = stamp, now
-    return now - self._since > self._timeout_s
+    return None if self._since is None else now - self._since
+
+
+class LeaseWatch:
+  """Whether the launcher's lease went unrenewed for `timeout_s`: a Beacon
+  counted from the watcher's start, so neither a step of the wall clock nor
+  another host's clock (on shared storage the file server stamps mtimes)
+  moves the verdict. No lease at all: never expired (a node run outside a
+  launcher, e.g. in a test)."""
+
+  def __init__(self, run_dir: str, timeout_s: float = LEASE_TIMEOUT_S):
+    self._beacon = Beacon(os.path.join(run_dir, run_dir_lib.LEASE_FILE),
+                          from_start=True)
+    self._timeout_s = timeout_s
+
+  def expired(self) -> bool:
+    silent = self._beacon.silent_s()
+    return self._beacon.exists() and silent > self._timeout_s
 
 
 def watch(run_dir: str, in_process: bool,

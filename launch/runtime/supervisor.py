@@ -46,32 +46,6 @@ RESTARTS_LOG_PREFIX = '--- '
 LP_STOP_REASON = 'lp.stop()'
 
 
-class Beacon:
-  """A file a node keeps re-stamping while it lives. Silence is measured on
-  this process's monotonic clock from the stamp's last change (any change:
-  another machine's clock or a clock step does not matter); before the
-  first change since the node started, from its start if `from_start`,
-  else not at all (a node still starting has not begun to beat)."""
-
-  def __init__(self, path: str, from_start: bool):
-    self._path = path
-    self._seen = self._stamp()
-    self._since = time.monotonic() if from_start else None
-
-  def _stamp(self):
-    try:
-      status = os.stat(self._path)
-      return status.st_ino, status.st_mtime_ns
-    except FileNotFoundError:
-      return None
-
-  def silent_s(self) -> Optional[float]:
-    stamp, now = self._stamp(), time.monotonic()
-    if stamp != self._seen:
-      self._seen, self._since = stamp, now
-    return None if self._since is None else now - self._since
-
-
 @dataclasses.dataclass
 class _Node:
   name: str
@@ -85,11 +59,11 @@ class _Node:
   process: Any = None  # What the starter started: poll(), wait(), kill().
   restarts: int = 0
   done: bool = False
-  beacons: Sequence[Beacon] = ()
+  beacons: Sequence[stop.Beacon] = ()
 
   def start(self, beacons: Sequence[Tuple[str, bool]] = ()) -> None:
     """Starts the node; `beacons`: (path, from_start) of its Beacons."""
-    self.beacons = [Beacon(*beacon) for beacon in beacons]
+    self.beacons = [stop.Beacon(*beacon) for beacon in beacons]
     self.process = self.starter.start(self.command, self.env, os.getcwd(),
                                       self.log_path)
 

@@ -9,7 +9,7 @@ from launch.nodes import actor as actor_lib
 from launch.nodes import common
 from launch.nodes import quantizer as quantizer_lib
 from launch.runtime import run_dir as run_dir_lib
-from launch.runtime import supervisor
+from launch.runtime import stop
 
 
 def _config(tmp_path, **kwargs):
@@ -73,7 +73,7 @@ def test_steps_period_backoff_caps_and_publish_resets_it(tmp_path,
 
 def test_heartbeat_is_a_beacon_that_beats_when_asked(tmp_path):
   path = str(tmp_path / run_dir_lib.HEARTBEAT_FILE)
-  beacon = supervisor.Beacon(path, from_start=False)
+  beacon = stop.Beacon(path, from_start=False)
   heartbeat = quantizer_lib.Heartbeat(str(tmp_path))
   assert beacon.silent_s() is None  # No beat yet.
   heartbeat.beat()
