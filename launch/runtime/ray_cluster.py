@@ -221,6 +221,7 @@ class RayPlacement:
                       for group, ms in machines.items()}
     needed = [os.path.abspath(run_dir), os.getcwd(), sys.executable]
     log_dir = os.path.join(os.path.abspath(run_dir), run_dir_lib.NODE_LOGS_DIR)
+    os.makedirs(log_dir, exist_ok=True)  # The fork servers' logs go there.
     for host, actor in self._actors.items():
       missing = self._call(host, actor.missing, needed)
       if missing:
