@@ -19,7 +19,7 @@ class NodeCommand:
   index: int
   argv: List[str]  # Launchpad's process entry with the serialized program.
   env: Dict[str, str]  # Launchpad's additions to the environment.
-  serves: bool  # The node has addresses its peers dial.
+  serves: bool  # Peers hold a handle to one of its addresses.
 
 
 class _HostPort(lp_address.AbstractAddressBuilder):
@@ -53,6 +53,10 @@ def node_commands(program: lp.Program, stopper: Callable[[], None],
     for index, node in enumerate(nodes):
       for address in node.addresses:
         address.bind(_HostPort(*address_of(label, index)))
+  # A CourierNode always has an address; it serves only if a peer dials it.
+  dialled = {id(handle._address)  # pylint: disable=protected-access
+             for nodes in program.groups.values() for node in nodes
+             for handle in node.input_handles}
   commands = []
   default_tmp, tempfile.tempdir = tempfile.tempdir, serialize_dir
   try:
@@ -63,7 +67,8 @@ def node_commands(program: lp.Program, stopper: Callable[[], None],
         commands.append(NodeCommand(
             label, index, list(executable.command_as_list),
             {k: str(v) for k, v in executable.env_overrides.items()},
-            serves=bool(nodes[index].addresses)))
+            serves=any(id(address) in dialled
+                       for address in nodes[index].addresses)))
   finally:
     tempfile.tempdir = default_tmp
   return commands
