@@ -39,8 +39,8 @@ def _comparable(text, directory):
     ('docs/results/gst_a2c_standard', 'a2c.md',
      ['launch.reproduce_gst', '--agent=a2c', '--results_dir=DIR']),
     ('docs/results/actorq_regimes/paper_tasks', 'results.md',
-     ['launch.reproduce_actorq', '--regimes=authors', '--seeds=0',
-      '--precisions=fp32_tf,int8', '--results_dir=DIR',
+     ['launch.reproduce_actorq', '--regimes=authors', '--seeds=0,1',
+      '--precisions=fp32_tf,fp32,int8', '--results_dir=DIR',
       '--tasks=d4pg:dm_control:finger:spin,d4pg:dm_control:walker:stand']),
 ])
 def test_committed_table_is_what_the_script_writes(tmp_path, relative, table,
