@@ -227,7 +227,8 @@ def test_ray_program_learns_across_three_machines_and_outlives_one(
 
 def test_a_dead_driver_leaves_no_process_of_its_run(ray_cluster, tmp_path):
   run_dir = tmp_path / 'run'
-  launcher = _train_on_ray(run_dir, '--max_seconds=600')
+  launcher = _train_on_ray(run_dir, '--max_actor_steps=500000',
+                           '--max_seconds=900')  # Killed long before.
   try:
     _wait_for(lambda: (run_dir / 'actors.csv').exists() and len(
         (run_dir / 'actors.csv').read_text().splitlines()) >= 2, 300,
