@@ -124,7 +124,7 @@ FIELDS = ('regime', 'task', 'seed', 'precision', 'target_return', 'time_to_targe
           'best_return', 'co2_to_target_kg', 'co2_to_target_ratio_vs_fp32_tf',
           'energy_kwh', 'co2_kg', 'co2_ratio_vs_fp32_tf',
           'final_return_diff_vs_fp32_tf', 'actor_steps_per_s',
-          'actor_time_split', 'fp32_return_gap',
+          'actor_time_split', 'samples_per_transition', 'fp32_return_gap',
           'model_bytes', 'status')
 
 
@@ -276,6 +276,7 @@ def compare_task(out_dir, regime, task, seed, precisions, fraction):
         actor_steps_per_s=summary['actor_steps_per_s'],
         actor_time_split=_split_text(summary_lib.actor_time_split(
             summary_lib.latest_actor_rows(run_dir(precision)))),
+        samples_per_transition=summary.get('realised_samples_per_insert'),
         fp32_return_gap=summary_lib.fp32_return_gap(run_dir_lib.read_csv(
             os.path.join(run_dir(precision), run_dir_lib.EVALUATOR_CSV))),
         model_bytes=summary['model_bytes'], status=summary['status']))
@@ -396,6 +397,7 @@ def write_results(out_dir, tasks, seeds, precisions, fraction,
        'best return', 'CO2 to target kg', 'CO2-to-target ratio vs fp32_tf',
        'energy kWh (run)', 'CO2 kg (run)', 'CO2 ratio (run) vs fp32_tf',
        'actor steps/s', 'actor time env/inference/adder/refresh %',
+       'learner samples per transition',
        'greedy minus fp32 return', 'model bytes'),
       [(r['regime'], r['task'], r['seed'], r['precision'],
         analysis.fmt(r['target_return'], 4, missing='none'),
@@ -419,6 +421,7 @@ def write_results(out_dir, tasks, seeds, precisions, fraction,
         analysis.fmt(r['energy_kwh']), analysis.fmt(r['co2_kg']),
         analysis.fmt(r['co2_ratio_vs_fp32_tf']),
         analysis.fmt(r['actor_steps_per_s'], 4), r['actor_time_split'],
+        analysis.fmt(r['samples_per_transition'], 3, 'n/a'),
         analysis.fmt(r['fp32_return_gap']), r['model_bytes'] or '-')
        for r in all_rows])
   with open(os.path.join(out_dir, 'results.md'), 'w') as handle:
