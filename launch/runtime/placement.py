@@ -21,6 +21,7 @@ import portpicker
 
 from launch.runtime import forkserver
 
+
 class HostLost(OSError):
   """The machine a node ran on is gone (its Ray node died)."""
 

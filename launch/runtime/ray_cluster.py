@@ -15,9 +15,8 @@ machines. A group's nodes go round-robin over the machines allowed it.
 What Ray adds: a machine that drops out is reported (its nodes' polls raise
 placement.HostLost; the supervisor restarts a node of a restartable group
 that serves no peer on another machine allowed its group, and fails the
-run for any other), and when
-the driver dies Ray ends its NodeHosts, whose nodes die with them (a
-parent-death signal), before the run's lease would.
+run for any other), and when the driver dies Ray ends its NodeHosts, whose
+nodes die with them (a parent-death signal), before the run's lease would.
 """
 import collections
 import logging
@@ -25,7 +24,7 @@ import os
 import socket
 import sys
 import time
-from typing import Dict, List, Mapping, Optional, Sequence
+from typing import Dict, List, Optional, Sequence
 
 import portpicker
 
@@ -158,7 +157,7 @@ def _is_loopback(ip: str) -> bool:
   return ip.startswith('127.') or ip == '::1'
 
 
-def _machines_for(groups: Mapping[str, int], alive: List[dict],
+def _machines_for(groups: Sequence[str], alive: List[dict],
                   driver_ip: str) -> Dict[str, List[dict]]:
   """Each group's allowed machines (Ray node records), in a fixed order."""
   alive = sorted(alive, key=lambda node: (node['NodeManagerAddress'],
@@ -177,9 +176,9 @@ def _machines_for(groups: Mapping[str, int], alive: List[dict],
 class RayPlacement:
   """Nodes on the machines of the Ray cluster at `address` (HOST:PORT)."""
 
-  def __init__(self, address: str, groups: Mapping[str, int],
+  def __init__(self, address: str, groups: Sequence[str],
                node_start: str, node_env: Dict[str, str], run_dir: str):
-    """`groups`: how many nodes each group has.
+    """`groups`: the program's node groups.
 
     Raises:
       ClusterError: the cluster is unreachable or cannot run the program.

@@ -101,9 +101,8 @@ def _launch_and_wait(config: RunConfig) -> supervisor.Outcome:
   try:
     if config.launch_type == 'ray':
       where = ray_cluster.RayPlacement(
-          config.ray_address,
-          {label: len(nodes) for label, nodes in program.groups.items()},
-          config.node_start, node_env, config.run_dir)
+          config.ray_address, list(program.groups), config.node_start,
+          node_env, config.run_dir)
     else:
       where = placement.LocalPlacement(
           config.node_start, node_env,

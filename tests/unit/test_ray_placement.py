@@ -3,8 +3,7 @@
 itself runs in tests/integration/test_netns_cluster.py."""
 from launch.runtime import ray_cluster
 
-GROUPS = {'replay': 1, 'counter': 1, 'learner': 1, 'quantizer': 1,
-          'evaluator': 1, 'actor': 4}
+GROUPS = ('replay', 'counter', 'learner', 'quantizer', 'evaluator', 'actor')
 
 
 def _node(ip, **resources):
