@@ -9,7 +9,7 @@ import functools
 import math
 import os
 import sys
-from typing import Any, Callable, Dict, Optional, Sequence
+from typing import Any, Callable, Dict, Mapping, Optional, Sequence
 
 from absl import app
 from absl import flags
@@ -30,6 +30,7 @@ from launch.config import PublishPeriod
 from launch.config import RunConfig
 from quarl import compression as compression_lib
 from quarl import envs
+from quarl.settings import is_flag
 
 # Every seed consumer takes it (gym and numpy want >= 0, ALE an int32).
 MAX_SEED = 2**31 - 1
@@ -181,11 +182,47 @@ def make_agent_config(agent: str, env: str, overrides: Dict[str, Any],
   return config
 
 
+def resolve(values: Mapping[str, Any]) -> RunConfig:
+  """The RunConfig of launch.train's settings by flag name (as the flags
+  give them, or as a sweep sets an arm's: `seed`, `compression.kind`,
+  `td3.batch_size`), every value validated: one path from flags and from
+  sweeps, which hand the result to launch.train as data.
+
+  Raises:
+    UsageError: naming the first bad or unknown setting.
+  """
+  agent = values.get('agent', RunConfig.agent)
+  fields, compression, overrides = {}, {}, {}
+  for name, value in values.items():
+    group, dotted, field = name.partition('.')
+    if not dotted:
+      fields[name] = value
+    elif group == 'compression':
+      compression[field] = value
+    elif group == agent:
+      overrides[field] = value
+    elif group in AGENT_NAMES:
+      raise UsageError(f'--{name} is a {group} setting, but --agent={agent}')
+    else:
+      raise UsageError(f'no setting --{name}')
+  for known, given, prefix in ((RunConfig, fields, ''),
+                               (CompressionConfig, compression,
+                                'compression.')):
+    names = {f.name for f in dataclasses.fields(known) if is_flag(f)}
+    unknown = sorted(set(given) - names)
+    if unknown:
+      raise UsageError(f'no setting --{prefix}{unknown[0]}')
+  return make_run_config(
+      agent_overrides=overrides,
+      compression=dataclasses.replace(CompressionConfig(), **compression),
+      **fields)
+
+
 def make_run_config(*, agent_overrides: Dict[str, Any] = None,
                     compression: CompressionConfig = CompressionConfig(),
-                    preset: str = 'small', **fields) -> RunConfig:
+                    **fields) -> RunConfig:
   """The RunConfig of `fields` (RunConfig's flag fields; the others keep
-  the dataclass's defaults), the agent's `preset` config with
+  the dataclass's defaults), the agent's preset config with
   `agent_overrides` and `compression`, every value validated.
 
   Raises:
@@ -204,11 +241,10 @@ def make_run_config(*, agent_overrides: Dict[str, Any] = None,
   except ValueError as error:
     raise UsageError(str(error)) from error
   _check_compression(compression)
-  _choice('preset', preset, PRESETS)
   overrides = dict(agent_overrides or {})
   _check_overrides(config.agent, overrides)
   agent_config = make_agent_config(config.agent, config.env, overrides,
-                                   preset)
+                                   config.preset)
   if (config.launch_type == 'local_mt' and
       hasattr(agent_config, 'samples_per_insert')):
     # A thread blocked in a rate-limited Reverb call cannot be stopped, so
@@ -240,6 +276,7 @@ def _check_run(config: RunConfig) -> None:
   _choice('learner_compile', config.learner_compile, COMPILE_MODES)
   _choice('network', config.network, NETWORK_MODES)
   _choice('node_start', config.node_start, NODE_STARTS)
+  _choice('preset', config.preset, PRESETS)
   if config.network == 'isolated' and config.launch_type == 'ray':
     raise UsageError('--network=isolated cannot go with --launch_type=ray: '
                      'nodes on other machines need the cluster\'s network '

@@ -137,6 +137,13 @@ class RunConfig:
       'replay, counts, wall time, GST state, quantizer epoch); the settings '
       'that define the run (agent, env, seed, compression, ...) must match '
       'its config.json')
+  preset: str = setting(
+      'small', f'{", ".join(PRESETS)}: agent hyper-parameters sized for a '
+      '2-core machine, or the paper\'s (ActorQ: 3x2048 policy); '
+      '--AGENT.FIELD flags override it')
+  overwrite: bool = setting(
+      False, 'Empty --run_dir first; only a directory a previous run made, '
+      'and never one a live run holds')
   country_iso_code: str = setting(
       'USA', 'Grid carbon intensity used for CO2 (codecarbon offline data, '
       'ISO 3166 alpha-3)')
@@ -154,15 +161,3 @@ class RunConfig:
   @property
   def quantized(self) -> bool:
     return self.actor_precision != 'fp32_tf'
-
-
-@dataclasses.dataclass(frozen=True)
-class LaunchOptions:
-  """How launch.train builds and starts a run, beyond the run's settings."""
-  preset: str = setting(
-      'small', f'{", ".join(PRESETS)}: agent hyper-parameters sized for a '
-      '2-core machine, or the paper\'s (ActorQ: 3x2048 policy); '
-      '--AGENT.FIELD flags override it')
-  overwrite: bool = setting(
-      False, 'Empty --run_dir first; only a directory a previous run made, '
-      'and never one a live run holds')

@@ -33,10 +33,10 @@ def tables() -> Dict[str, Dict[str, str]]:
   # Here, not at the top: importing train defines its flags, which only the
   # writer needs (a test of the markers must not collide with other CLIs).
   from launch import train  # pylint: disable=g-import-not-at-top
-  run_rows = train.RUN_FLAGS.rows() + train.LAUNCH_FLAGS.rows()
-  compression_rows = train.COMPRESSION_FLAGS.rows()
+  run_rows = train.FLAGS.run.rows()
+  compression_rows = train.FLAGS.compression.rows()
   agent_tables = {f'agent:{name}': markdown(group.rows())
-                  for name, group in sorted(train.AGENT_FLAGS.items())}
+                  for name, group in sorted(train.FLAGS.agents.items())}
   return {
       os.path.join('docs', 'flags.md'): {
           'run': markdown(run_rows), 'compression': markdown(compression_rows),

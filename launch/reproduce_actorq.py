@@ -472,27 +472,28 @@ def main(argv):
   if unknown:
     cli.usage_exit('reproduce_actorq', f'unknown regime {unknown[0]!r}; '
                    f'choose from {", ".join(REGIMES)}')
-  try:
-    extra = launch_settings.from_argv(_EXTRA.value)
-  except ValueError as error:
-    cli.usage_exit('reproduce_actorq', f'--train_args: {error}')
   results_dir = _RESULTS.value or _OUT.value
-  commands, run_dirs, kept = [], [], []
+  configs, kept = [], []
   tasks = [task for task, _ in parsed]
-  for regime, (task, seconds), seed, precision in itertools.product(
-      _REGIMES.value, parsed, _SEEDS.value, _PRECISIONS.value):
-    if _TABLES_ONLY.value or run_dir_lib.finished_status(_run_dir(
-        results_dir, regime, task, seed, precision)) == 'completed':
-      continue
-    agent, env = task.split(':', 1)
-    commands.append(launch_settings.to_argv({
-        'agent': agent, 'env': env, 'actor_precision': precision,
-        'num_actors': _NUM_ACTORS.value,
-        'max_seconds': seconds or _MAX_SECONDS.value, 'seed': int(seed),
-        'preset': _PRESET.value, **regime_settings(regime, agent),
-        **extra}))
-    run_dirs.append(_run_dir(_OUT.value, regime, task, seed, precision))
-    kept.append(_run_dir(results_dir, regime, task, seed, precision))
+  try:
+    extra = launch_settings.parse_train_args(_EXTRA.value)
+    for regime, (task, seconds), seed, precision in itertools.product(
+        _REGIMES.value, parsed, _SEEDS.value, _PRECISIONS.value):
+      if _TABLES_ONLY.value or run_dir_lib.finished_status(_run_dir(
+          results_dir, regime, task, seed, precision)) == 'completed':
+        continue
+      agent, env = task.split(':', 1)
+      # Every run resolved (and so checked) before the first one starts.
+      configs.append(cli.resolve({
+          'agent': agent, 'env': env, 'actor_precision': precision,
+          'num_actors': _NUM_ACTORS.value,
+          'max_seconds': seconds or _MAX_SECONDS.value, 'seed': int(seed),
+          'preset': _PRESET.value, **regime_settings(regime, agent),
+          **extra,
+          'run_dir': _run_dir(_OUT.value, regime, task, seed, precision)}))
+      kept.append(_run_dir(results_dir, regime, task, seed, precision))
+  except cli.UsageError as error:
+    cli.usage_exit('reproduce_actorq', str(error))
 
   def tables():
     """Writes the tables and plots of every run in results_dir; their paths."""
@@ -500,9 +501,9 @@ def main(argv):
                   _FRACTION.value, _REGIMES.value)
     return sweep.tables_in(results_dir)
 
-  if commands:
-    sweep.run_all(commands, run_dirs, after_each=lambda i: sweep.record(
-        run_dirs[i], kept[i], RESULT_FILES, _COMMIT.value and
+  if configs:
+    sweep.run_all(configs, after_each=lambda i: sweep.record(
+        configs[i].run_dir, kept[i], RESULT_FILES, _COMMIT.value and
         f'reproduce_actorq: {os.path.relpath(kept[i], results_dir)}',
         refresh=tables))
   tables()

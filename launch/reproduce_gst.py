@@ -96,7 +96,7 @@ def settings() -> Dict:
   # Given launch.train flags join the agent's own settings, replacing any
   # they name.
   chosen['train'] = {**chosen['train'],
-                     **launch_settings.from_argv(_EXTRA.value or [])}
+                     **launch_settings.parse_train_args(_EXTRA.value or [])}
   chosen.update(schedules=_SCHEDULES.value, sparsities=_SPARSITIES.value,
                 results_dir=_RESULTS.value or os.path.join(_OUT.value,
                                                            'results'))
@@ -108,10 +108,17 @@ def main(argv):
   try:
     chosen = settings()
     gst_plan.validate(chosen)
-  except ValueError as error:
+    planned = gst_plan.arms(chosen)
+    pending = [] if _TABLES_ONLY.value else [
+        arm for arm in planned if run_dir_lib.finished_status(os.path.join(
+            chosen['results_dir'], arm.path)) != 'completed']
+    # Every arm resolved (and so checked) before the first one runs.
+    configs = [cli.resolve({**gst_plan.train_settings(chosen, arm),
+                            'run_dir': os.path.join(_OUT.value, arm.path)})
+               for arm in pending]
+  except ValueError as error:  # cli.UsageError too.
     cli.usage_exit('reproduce_gst', str(error))
   results_dir = chosen['results_dir']
-  planned = gst_plan.arms(chosen)
 
   def write_tables():
     """Writes the tables and plots of every run in results_dir; their paths."""
@@ -120,16 +127,12 @@ def main(argv):
     return sweep.tables_in(results_dir)
 
   if not _TABLES_ONLY.value:
-    pending = [arm for arm in planned if run_dir_lib.finished_status(
-        os.path.join(results_dir, arm.path)) != 'completed']
     print(f'[reproduce_gst] {len(planned) - len(pending)} of {len(planned)} '
           f'runs already in {results_dir}', flush=True)
-    run_dirs = [os.path.join(_OUT.value, arm.path) for arm in pending]
     sweep.run_all(
-        [launch_settings.to_argv(gst_plan.train_settings(chosen, arm))
-         for arm in pending], run_dirs,
+        configs,
         after_each=lambda i: sweep.record(
-            run_dirs[i], os.path.join(results_dir, pending[i].path),
+            configs[i].run_dir, os.path.join(results_dir, pending[i].path),
             gst_plan.RESULT_FILES, _COMMIT.value and f'reproduce_gst: '
             f'{_AGENT.value} {pending[i].path}', refresh=write_tables),
         background=_BACKGROUND.value)

@@ -16,12 +16,15 @@ launch/flag_tables.py.
 import collections.abc
 import dataclasses
 import typing
-from typing import Any, Dict, List, Mapping, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from absl import flags
 
+import agents
 from launch import cli
 from launch.config import PublishPeriod
+from launch.config import RunConfig
+from quarl.compression.config import CompressionConfig
 from quarl import settings as quarl_settings
 
 _DEFINE = {int: flags.DEFINE_integer, float: flags.DEFINE_float,
@@ -128,9 +131,63 @@ def define(cls, prefix: str = '', unset_defaults: bool = False,
   return Group(cls, prefix, holders, kinds)
 
 
+@dataclasses.dataclass
+class TrainFlags:
+  """launch.train's flags: the run's (RunConfig), the compression knobs and
+  every agent's hyper-parameters (--AGENT.FIELD)."""
+  run: Group
+  compression: Group
+  agents: Dict[str, Group]
+
+  def given(self) -> Dict[str, Any]:
+    """Flag name -> typed value, for the flags typed on the command line:
+    what cli.resolve turns into a RunConfig."""
+    values = {}
+    for group in (self.run, self.compression, *self.agents.values()):
+      values.update({group.name(field): value
+                     for field, value in group.given().items()})
+    return values
+
+
+def define_train(flag_values=flags.FLAGS,
+                 compression: Optional[Group] = None) -> TrainFlags:
+  """Defines launch.train's flags in `flag_values`; `compression` is the
+  --compression.* group where another module already defined it there."""
+  return TrainFlags(
+      run=define(RunConfig, flag_values=flag_values),
+      compression=compression or define(
+          CompressionConfig, prefix='compression.', flag_values=flag_values),
+      # Each agent's defaults depend on the env and preset: unset here.
+      agents={name: define(agents.config_class(name), prefix=f'{name}.',
+                           unset_defaults=True, flag_values=flag_values)
+              for name in agents.AGENT_NAMES})
+
+
+def parse_train_args(args: Sequence[str]) -> Dict[str, Any]:
+  """launch.train flags a user gave a sweep as '--name=value' strings
+  (e.g. reproduce_gst --train_args) -> {name: typed value}, parsed once by
+  the flags launch.train defines; later ones win.
+
+  Raises:
+    cli.UsageError: an entry that is not a launch.train flag, or a value
+      its flag does not parse.
+  """
+  flag_values = flags.FlagValues()
+  train_flags = define_train(flag_values)
+  for arg in args:
+    if not arg.startswith('--'):
+      raise cli.UsageError(f'{arg!r} is not a --flag=value')
+  try:
+    flag_values(['train_args', *args])
+  except flags.Error as error:
+    raise cli.UsageError(str(error).splitlines()[0]) from error
+  return train_flags.given()
+
+
 def to_argv(settings: Mapping[str, Any]) -> List[str]:
   """Flag name -> value, as the argv the generated flags parse; each name
-  once, so a later override replaces a value instead of repeating a flag."""
+  once, so a later override replaces a value instead of repeating a flag
+  (launch.classify's sweep: a training script, not a Launchpad run)."""
   argv = []
   for name, value in settings.items():
     if isinstance(value, bool):
@@ -138,28 +195,6 @@ def to_argv(settings: Mapping[str, Any]) -> List[str]:
     else:
       argv.append(f'--{name}={_text(value)}')
   return argv
-
-
-def agent_overrides(agent: str, config_class: type,
-                    settings: Mapping[str, Any]) -> Dict[str, Any]:
-  """The `AGENT.FIELD` entries of flag settings (as from_argv returns
-  them) as typed fields of `config_class`, parsed by the flags launch.train
-  defines for them.
-
-  Raises:
-    cli.UsageError: a value its flag does not parse.
-  """
-  prefix = f'{agent}.'
-  mine = {name: value for name, value in settings.items()
-          if name.startswith(prefix)}
-  flag_values = flags.FlagValues()
-  group = define(config_class, prefix=prefix, unset_defaults=True,
-                 flag_values=flag_values)
-  try:
-    flag_values(['overrides', *to_argv(mine)])
-  except flags.Error as error:
-    raise cli.UsageError(str(error)) from error
-  return group.given()
 
 
 def from_argv(args: Sequence[str]) -> Dict[str, str]:

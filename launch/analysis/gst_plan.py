@@ -7,7 +7,7 @@ from typing import Dict, List, NamedTuple
 
 import agents
 from launch import cli
-from launch import settings as launch_settings
+from launch.config import RunConfig
 from launch.runtime import run_dir as run_dir_lib
 from quarl import envs as quarl_envs
 
@@ -111,9 +111,6 @@ def validate(chosen: Dict) -> None:
       raise ValueError(f'--sparsities: {text!r} is not a sparsity in (0, 1)')
   for env in chosen['envs']:
     quarl_envs.validate_environment_name(env)
-  # Schedules resolve against the agent settings given: they must parse.
-  launch_settings.agent_overrides(
-      chosen['agent'], agents.config_class(chosen['agent']), chosen['train'])
 
 
 def arms(chosen: Dict) -> List[Arm]:
@@ -162,18 +159,20 @@ def schedule_steps(chosen: Dict, arm: Arm) -> List[int]:
   """[begin, end] learner steps of the arm's schedule."""
   if arm.schedule == 'early':
     return list(chosen['early'])
-  agent = chosen['agent']
-  overrides = launch_settings.agent_overrides(
-      agent, agents.config_class(agent), chosen['train'])
-  config = cli.make_agent_config(agent, arm.env, overrides,
-                                 chosen['train'].get('preset', 'small'))
+  agent, train = chosen['agent'], chosen['train']
+  prefix = f'{agent}.'
+  config = cli.make_agent_config(
+      agent, arm.env, {name[len(prefix):]: value for name, value in
+                       train.items() if name.startswith(prefix)},
+      train.get('preset', RunConfig.preset))
   total = agents.lookup(agent)[0].learner_steps(config,
                                                 chosen['max_actor_steps'])
   return [round(fraction * total) for fraction in STANDARD_FRACTIONS]
 
 
 def train_settings(chosen: Dict, arm: Arm) -> Dict:
-  """The arm's launch.train settings: flag name -> value."""
+  """The arm's launch.train settings by flag name (cli.resolve makes its
+  RunConfig)."""
   result = dict(agent=chosen['agent'], env=arm.env, actor_precision='int8',
                 max_actor_steps=chosen['max_actor_steps'],
                 max_seconds=chosen['max_seconds'], seed=int(arm.seed),

@@ -13,7 +13,6 @@ explicit --network=host.
 """
 import fcntl
 import os
-import pickle
 import shutil
 import socket
 import struct
@@ -21,14 +20,13 @@ import subprocess
 import sys
 from typing import Any, List, Optional
 
+from launch.runtime import handoff as handoff_lib
+
 MODES = ('auto', 'isolated', 'host')
 # Set by the launcher for its re-executed self (and inherited by the nodes):
 # 'isolated' is believed only where the namespace checks out (no interface
 # but loopback up), and no value turns isolation off.
 ENV_VAR = 'QUARL_NETWORK'
-# The file descriptor the re-executed launcher reads its handed-over
-# settings from (a memfd the launcher wrote before it re-executed).
-HANDOFF_FD_VAR = 'QUARL_HANDOFF_FD'
 
 _SIOCGIFFLAGS, _SIOCSIFFLAGS, _IFF_UP = 0x8913, 0x8914, 0x1
 
@@ -83,20 +81,10 @@ def unshare_prefix() -> Optional[List[str]]:
   return None
 
 
-def handed_over() -> Optional[Any]:
-  """In the re-executed launcher: what `enter` handed over; else None."""
-  fd = os.environ.get(HANDOFF_FD_VAR)
-  if fd is None or current() != 'isolated':
-    return None
-  with os.fdopen(int(fd), 'rb') as handle:
-    return pickle.load(handle)
-
-
 def enter(mode: str, handoff: Any) -> None:
   """Re-executes `python -m launch.train` in a private network namespace
-  unless `mode` is 'host', handing it `handoff` (handed_over() returns it
-  there); never returns then. Returns inside that namespace, or for
-  'host'.
+  unless `mode` is 'host', handing it `handoff` (launch/runtime/handoff.py);
+  never returns then. Returns inside that namespace, or for 'host'.
 
   Raises:
     IsolationError: 'auto' or 'isolated' where no namespace can be made
@@ -119,12 +107,8 @@ def enter(mode: str, handoff: Any) -> None:
         'namespace (unshare --net failed, also through a user namespace); '
         'pass --network=host to run on host networking, where the run\'s '
         'Courier and Reverb ports are reachable from the network')
-  handoff_fd = os.memfd_create('quarl-handoff', 0)  # Inherited by the exec.
-  with os.fdopen(os.dup(handoff_fd), 'wb') as handle:
-    pickle.dump(handoff, handle)
-  os.lseek(handoff_fd, 0, os.SEEK_SET)
-  environment = dict(os.environ, **{ENV_VAR: 'isolated',
-                                    HANDOFF_FD_VAR: str(handoff_fd)})
+  environment = dict(handoff_lib.environment(handoff_lib.write(handoff)),
+                     **{ENV_VAR: 'isolated'})
   command = prefix + ['--', sys.executable, '-m', 'launch.train']
   sys.stdout.flush()
   sys.stderr.flush()

@@ -7,10 +7,10 @@ resume compares the new RunConfig with the `run` section of config.json
 
 * agent, env, actor_precision, seed, launch_type (local_mt also drops the
   replay rate limit), num_actors (each actor's exploration sigma or epsilon
-  and the replay's fill rate), publish_sparse;
+  and the replay's fill rate), publish_sparse, preset;
 * every knob of compression but log_every (logging only);
-* agent_config: network shapes and every hyper-parameter, so --preset (not
-  a RunConfig field) is checked through the values it sets.
+* agent_config: network shapes and every hyper-parameter. A run recorded
+  before config.json held the preset has it checked through these.
 
 MUTABLE settings may change: budgets (they count the whole run), evaluation
 and logging, restarts and stall timeouts, placement and compilation (same
@@ -31,7 +31,8 @@ from launch.runtime import saved_state
 from launch.config import RunConfig
 
 IDENTITY = ('agent', 'env', 'actor_precision', 'num_actors', 'seed',
-            'launch_type', 'publish_sparse', 'compression', 'agent_config')
+            'launch_type', 'publish_sparse', 'preset', 'compression',
+            'agent_config')
 MUTABLE = ('max_seconds', 'max_actor_steps', 'eval_episodes', 'eval_every',
            'oversubscribe',
            'eval_fp32', 'max_restarts', 'stall_timeout_s', 'network',
@@ -39,7 +40,7 @@ MUTABLE = ('max_seconds', 'max_actor_steps', 'eval_episodes', 'eval_every',
            'country_iso_code',
            'publish_period', 'compression.log_every',
            # Bookkeeping of this launch, not of the run.
-           'run_dir', 'resume', 'resume_point', 'start_time')
+           'run_dir', 'resume', 'overwrite', 'resume_point', 'start_time')
 DERIVED = ('compression.reward_reference',)
 
 # The state a resume restores besides config.json.
@@ -120,6 +121,8 @@ def differences(recorded: Dict[str, Any],
       if name in MUTABLE or name in DERIVED:
         continue
       before, after = old.get(name, _ABSENT), new.get(name, _ABSENT)
+      if name == 'preset' and before is _ABSENT:
+        continue  # Recorded before the preset was: agent_config checks it.
       if before != after:
         changed.append(f'{name} ({before!r} -> {after!r})')
   return changed

@@ -13,6 +13,7 @@ nothing else wants, so a long sweep can share a machine with timing
 measurements and tests. A nice-19 sweep is not enough: under the EEVDF
 scheduler it still delays the latency-bound Reverb and Courier calls of
 whatever runs beside it."""
+import dataclasses
 import functools
 import os
 import shutil
@@ -22,7 +23,9 @@ import sys
 import time
 from typing import Callable, List, Optional, Sequence
 
+from launch.config import RunConfig
 from launch.runtime import forkserver
+from launch.runtime import handoff
 from launch.runtime import resume as resume_lib
 from launch.runtime import run_dir as run_dir_lib
 from launch.runtime import supervisor
@@ -34,11 +37,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 
 
-def run_all(commands: Sequence[List[str]], run_dirs: Sequence[str],
-            log=print,
+def run_all(configs: Sequence[RunConfig], log=print,
             after_each: Optional[Callable[[int], None]] = None,
             background: bool = False) -> List[int]:
-  """Runs `python -m launch.train <args>` for each entry; returns exit codes.
+  """Runs launch.train on each resolved config (handed over as data, never
+  as argv: launch/runtime/handoff.py); returns the exit codes.
 
   A completed run is skipped and an interrupted one continues (--resume;
   one that saved no state starts over), so a sweep stopped midway picks up
@@ -47,10 +50,11 @@ def run_all(commands: Sequence[List[str]], run_dirs: Sequence[str],
   codes = []
   start = time.time()
   executed = 0  # Runs actually launched: skipped ones say nothing of pace.
-  for index, (args, run_dir) in enumerate(zip(commands, run_dirs)):
+  for index, config in enumerate(configs):
+    run_dir = os.path.abspath(config.run_dir)  # The child runs in ROOT.
     elapsed = time.time() - start
-    eta = (elapsed / executed * (len(commands) - index)) if executed else None
-    log(f'[sweep] run {index + 1}/{len(commands)}: {run_dir}  elapsed '
+    eta = (elapsed / executed * (len(configs) - index)) if executed else None
+    log(f'[sweep] run {index + 1}/{len(configs)}: {run_dir}  elapsed '
         f'{elapsed / 60:.1f} min' + (f', ETA {eta / 60:.1f} min' if eta
                                      else ''))
     status = run_dir_lib.finished_status(run_dir)
@@ -67,8 +71,8 @@ def run_all(commands: Sequence[List[str]], run_dirs: Sequence[str],
     with open(os.path.join(os.path.dirname(run_dir),
                            os.path.basename(run_dir) + '.log'), 'a') as out:
       code = _run_child(
-          [sys.executable, '-m', 'launch.train', *args,
-           f'--run_dir={run_dir}', '--resume' if resume else '--overwrite'],
+          dataclasses.replace(config, run_dir=run_dir, resume=resume,
+                              overwrite=not resume),
           out, background)
     codes.append(code)
     if code:
@@ -87,11 +91,14 @@ def child_setup(background: bool) -> None:
     os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
 
 
-def _run_child(command: List[str], out, background: bool) -> int:
-  """Runs one launch.train to its end; an interrupt of the sweep is relayed
-  to it as SIGINT, waited for, then raised (KeyboardInterrupt)."""
-  process = subprocess.Popen(
-      command, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
+def _run_child(config: RunConfig, out, background: bool) -> int:
+  """Runs one launch.train of `config` to its end; an interrupt of the
+  sweep is relayed to it as SIGINT, waited for, then raised
+  (KeyboardInterrupt)."""
+  # config.json records the sweep's command line: what made this run.
+  process = handoff.start(
+      [sys.executable, '-m', 'launch.train'], (config, list(sys.argv)),
+      cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
       stdin=subprocess.DEVNULL, start_new_session=True,  # Ctrl-C: ours.
       preexec_fn=functools.partial(child_setup, background))
   interrupted = []
@@ -113,8 +120,8 @@ def _run_child(command: List[str], out, background: bool) -> int:
         break
       except subprocess.TimeoutExpired:
         if interrupted and kill_at is None:
-          kill_at = time.time() + CHILD_STOP_TIMEOUT_S
-        if kill_at and time.time() > kill_at:
+          kill_at = time.monotonic() + CHILD_STOP_TIMEOUT_S
+        if kill_at and time.monotonic() > kill_at:
           process.kill()
   finally:
     supervisor.install_signal_handlers(previous)

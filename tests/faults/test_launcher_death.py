@@ -89,10 +89,13 @@ def test_launcher_sigkill_ends_its_nodes_then_resume_completes(tmp_path):
       run_dir / 'logs' / 'nodes' / 'replay.log').read_text()
 
 
+# A sweep of one run: its config resolved here and handed over as data.
 SWEEP = '''
 import sys
+from launch import cli, settings
 from launch.runtime import sweep
-sweep.run_all([sys.argv[2:]], [sys.argv[1]])
+values = settings.parse_train_args(sys.argv[2:])
+sweep.run_all([cli.resolve(dict(values, run_dir=sys.argv[1]))])
 '''
 
 

@@ -6,10 +6,11 @@ import subprocess
 import pytest
 
 import agents
+from launch import cli
+from launch import settings as launch_settings
 from launch.analysis import gst_plan
 from launch.runtime import sweep
 from quarl.compression.config import CompressionConfig
-from launch.config import LaunchOptions
 from launch.config import RunConfig
 
 
@@ -56,8 +57,7 @@ def test_standard_schedule_is_20_to_80_percent_of_the_learner_steps():
 def test_every_method_and_agent_setting_is_a_launch_train_flag():
     """Names are checked against the generated flags' fields, so a renamed
     setting fails here rather than in the sweep's first run."""
-    names = {f.name for cls in (RunConfig, LaunchOptions)
-             for f in dataclasses.fields(cls)}
+    names = {f.name for f in dataclasses.fields(RunConfig)}
     names |= {f'compression.{f.name}'
               for f in dataclasses.fields(CompressionConfig)}
     for agent, defaults in gst_plan.AGENT_DEFAULTS.items():
@@ -74,13 +74,29 @@ def test_schedules_resolve_against_the_agent_settings_given():
     """--train_args that move learning's start move the ramp with it: the
     preset's 1k-insert start, replaced by 10k, makes 140k learner steps."""
     chosen = _chosen()
-    chosen['train'] = dict(chosen['train'], **{'td3.min_replay_size': '10000'})
+    chosen['train'] = dict(chosen['train'], **launch_settings.parse_train_args(
+        ['--td3.min_replay_size=10000']))
     prune = gst_plan.Arm('gymnasium:HalfCheetah-v5', 'prune', 'standard',
                          '0.9', '0')
     assert gst_plan.schedule_steps(chosen, prune) == [28_000, 112_000]
-    chosen['train']['td3.batch_size'] = 'many'
-    with pytest.raises(ValueError, match='td3.batch_size'):
-        gst_plan.validate(chosen)
+    with pytest.raises(cli.UsageError, match='td3.batch_size'):
+        launch_settings.parse_train_args(['--td3.batch_size=many'])
+
+
+def test_an_arm_resolves_to_the_run_config_its_run_gets(tmp_path):
+    """The sweep hands launch.train this config as data: its fields are
+    the arm's, typed, with the preset recorded."""
+    chosen = _chosen()
+    arm = gst_plan.Arm('gymnasium:HalfCheetah-v5', 'gst_b4f_b2_s0.25',
+                       'standard', '0.9', '1')
+    config = cli.resolve({**gst_plan.train_settings(chosen, arm),
+                          'run_dir': str(tmp_path)})
+    assert (config.seed, config.preset, config.num_actors) == (1, 'paper', 1)
+    assert config.compression.kind == 'gst'
+    assert config.compression.transform == 'b4_friendly_b2'
+    assert config.compression.begin_step == 29_800
+    assert config.publish_period.text() == '5s'
+    assert config.agent_config.batch_size == 100  # The TD3 paper's.
 
 
 def test_a2c_schedule_counts_batches_of_unrolls():

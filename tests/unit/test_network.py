@@ -7,6 +7,7 @@ import sys
 
 import pytest
 
+from launch.runtime import handoff as handoff_lib
 from launch.runtime import network
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
@@ -52,11 +53,21 @@ def test_auto_reexecutes_in_a_namespace_marked_isolated(monkeypatch, execs):
                      'launch.train']  # The settings travel as data.
   assert environment[network.ENV_VAR] == 'isolated'
   # What the re-executed launcher reads, once its namespace checks out.
-  monkeypatch.setattr(network, 'interfaces_up', lambda: ['lo'])
-  monkeypatch.setenv(network.ENV_VAR, 'isolated')
-  monkeypatch.setenv(network.HANDOFF_FD_VAR,
-                     environment[network.HANDOFF_FD_VAR])
-  assert network.handed_over() == handoff
+  monkeypatch.setenv(handoff_lib.ENV_VAR, environment[handoff_lib.ENV_VAR])
+  assert handoff_lib.received() == handoff
+  assert handoff_lib.ENV_VAR not in os.environ  # Read once: nodes never see it.
+
+
+def test_a_handoff_variable_naming_no_memfd_is_refused(monkeypatch, tmp_path):
+  """Only a memfd a launcher wrote is read: a stale or forged variable is
+  one clear error, not a pickle loaded from any descriptor."""
+  with open(tmp_path / 'settings.pickle', 'wb') as handle:
+    monkeypatch.setenv(handoff_lib.ENV_VAR, str(handle.fileno()))
+    with pytest.raises(handoff_lib.HandoffError, match='unset it'):
+      handoff_lib.received()
+  monkeypatch.setenv(handoff_lib.ENV_VAR, 'x')
+  with pytest.raises(handoff_lib.HandoffError):
+    handoff_lib.received()
 
 
 @pytest.mark.parametrize('value', ['host', 'isolated', ''])

@@ -13,7 +13,6 @@ import agents
 from launch import flag_tables
 from launch import settings
 from quarl.compression.config import CompressionConfig
-from launch.config import LaunchOptions
 from launch.config import PublishPeriod
 from launch.config import RunConfig
 from quarl import settings as quarl_settings
@@ -22,7 +21,7 @@ from quarl.settings import setting
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
-CONFIGS = [RunConfig, LaunchOptions, CompressionConfig, TrainConfig] + [
+CONFIGS = [RunConfig, CompressionConfig, TrainConfig] + [
     agents.config_class(name) for name in agents.AGENT_NAMES]
 
 
@@ -89,6 +88,34 @@ def test_structured_overrides_round_trip_through_argv():
   assert settings.from_argv(['--seed=1', '--seed=2']) == {'seed': '2'}
   with pytest.raises(ValueError, match='not a --flag=value'):
     settings.from_argv(['seed=1'])
+
+
+def test_a_sweeps_train_args_are_parsed_once_by_launch_trains_flags():
+  values = settings.parse_train_args(
+      ['--pin_cpus', '--td3.policy_layers=8,8', '--compression.s_final=0.5',
+       '--seed=1', '--seed=2'])
+  assert values == {'pin_cpus': True, 'td3.policy_layers': (8, 8),
+                    'compression.s_final': 0.5, 'seed': 2}
+  for bad, message in ((['seed=1'], 'not a --flag=value'),
+                       (['--no_such_flag=1'], 'no_such_flag'),
+                       (['--seed=x'], 'seed')):
+    with pytest.raises(settings.cli.UsageError, match=message):
+      settings.parse_train_args(bad)
+
+
+def test_resolve_refuses_settings_of_another_agent_or_none(tmp_path):
+  base = {'agent': 'dqn', 'env': 'gym:CartPole-v1', 'run_dir': str(tmp_path)}
+  config = settings.cli.resolve({**base, 'dqn.batch_size': 8,
+                                 'preset': 'small'})
+  assert config.agent_config.batch_size == 8 and config.preset == 'small'
+  for extra, message in (({'td3.batch_size': 8}, 'a td3 setting, but '
+                          '--agent=dqn'),
+                         ({'compression.nope': 1}, 'no setting '
+                          '--compression.nope'),
+                         ({'nope': 1}, 'no setting --nope'),
+                         ({'preset': 'huge'}, "--preset='huge'")):
+    with pytest.raises(settings.cli.UsageError, match=message):
+      settings.cli.resolve({**base, **extra})
 
 
 def test_docs_flag_tables_are_generated_from_the_fields():
