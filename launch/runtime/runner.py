@@ -5,6 +5,7 @@ gets the same run-directory contract and the same end-of-run behaviour.
 """
 import dataclasses
 import functools
+import glob
 import json
 import os
 import signal
@@ -207,17 +208,22 @@ def _remove_if_empty(directory: str) -> None:
 
 def elapsed_s(run_dir: str) -> float:
   """Wall seconds the run has spent: the latest of its summary's and of the
-  last row of each CSV its nodes append to. A segment killed before its
-  summary leaves only rows, and the clock must not go back past them (the
-  budget they spent would be spent again)."""
+  last row of each CSV its nodes append to (set-aside ones included). A
+  segment killed before its summary leaves only rows, and the clock must
+  not go back past them (the budget they spent would be spent again)."""
   spent = [0.0]
   path = os.path.join(run_dir, run_dir_lib.SUMMARY_JSON)
   if os.path.exists(path):
     with open(path) as handle:
       spent.append(float(json.load(handle)['wall_s']))
-  for name in (run_dir_lib.EVALUATOR_CSV, run_dir_lib.ACTORS_CSV,
-               run_dir_lib.QUANTIZER_CSV, run_dir_lib.STARTUP_CSV):
-    for row in reversed(run_dir_lib.read_csv(os.path.join(run_dir, name))):
+  names = (run_dir_lib.EVALUATOR_CSV, run_dir_lib.ACTORS_CSV,
+           run_dir_lib.QUANTIZER_CSV, run_dir_lib.STARTUP_CSV)
+  # Rows a resume set aside (saved_state.set_aside_lost_rows) spent time too.
+  paths = [os.path.join(run_dir, name) for name in names] + [
+      path for name in names for path in glob.glob(
+          os.path.join(run_dir, run_dir_lib.SET_ASIDE_DIR, '*', name))]
+  for path in paths:
+    for row in reversed(run_dir_lib.read_csv(path)):
       try:
         spent.append(float(row['wall_time_s']))
         break

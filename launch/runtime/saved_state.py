@@ -14,7 +14,9 @@ When nothing restores, `plan` refuses naming the damaged file, having
 written nothing. When it falls back, `apply` (run under the run's lock)
 moves each damaged file into damaged/ (kept for a post-mortem, never
 deleted) and points the learner's index and counts.json at the save it
-chose.
+chose. The evaluator's, quantizer's and compression rows a killed segment
+logged past that save go to damaged/ too (`lost_rows`): the resumed run
+logs those steps again, and each CSV tells one history.
 """
 import csv
 import glob
@@ -311,6 +313,61 @@ def apply(run_dir: str, point: ResumePoint) -> None:
                   exist_ok=True)
       shutil.move(counts_path, os.path.join(aside, run_dir_lib.COUNTS_JSON))
     run_dir_lib.write_json_atomic(counts_path, dict(point.counts))
+  set_aside_lost_rows(run_dir, dict(point.counts), aside)
+
+
+# Per CSV, its columns that count steps, and the saved count each is
+# checked against. actors.csv and startup.csv describe processes (per-actor
+# throughput, start-up events), not the learning history: kept whole.
+STEP_COLUMNS = {
+    run_dir_lib.EVALUATOR_CSV: {'actor_steps': 'actor_steps',
+                                'learner_steps': 'learner_steps'},
+    run_dir_lib.QUANTIZER_CSV: {'learner_steps': 'learner_steps'},
+    run_dir_lib.COMPRESSION_CSV: {'learner_step': 'learner_steps'},
+}
+
+
+def set_aside_lost_rows(run_dir: str, counts: Mapping[str, float],
+                        aside: str) -> None:
+  """Moves the rows logged past the restored `counts` (and rows a kill
+  cut short) from each STEP_COLUMNS CSV to `aside`, same name; the kept
+  rows are rewritten atomically."""
+  for name, columns in STEP_COLUMNS.items():
+    path = os.path.join(run_dir, name)
+    if not os.path.exists(path):
+      continue
+    with open(path, newline='') as handle:
+      reader = csv.reader(handle)
+      header = next(reader, None)
+      rows = list(reader)
+    if not header:
+      continue
+    limits = {header.index(column): counts[count]
+              for column, count in columns.items()
+              if column in header and count in counts}
+    kept, lost = [], []
+    for row in rows:
+      (lost if _past(row, len(header), limits) else kept).append(row)
+    if not lost:
+      continue
+    os.makedirs(aside, exist_ok=True)
+    for target, chosen in ((os.path.join(aside, name), lost), (path, kept)):
+      temporary = target + '.tmp'
+      with open(temporary, 'w', newline='') as handle:
+        csv.writer(handle).writerows([header, *chosen])
+        handle.flush()
+        os.fsync(handle.fileno())
+      os.replace(temporary, target)
+
+
+def _past(row: List[str], width: int, limits: Mapping[int, float]) -> bool:
+  """A row past the saved counts, or cut short."""
+  if len(row) != width:
+    return True
+  try:
+    return any(float(row[index]) > limit for index, limit in limits.items())
+  except ValueError:
+    return True
 
 
 def _files_of(run_dir: str, relative: str) -> List[str]:

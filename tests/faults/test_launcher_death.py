@@ -1,6 +1,7 @@
 """A launcher killed outright takes its nodes with it and leaves a run that
 resumes from its last periodic save (its counts.json lost too); a sweep's Ctrl-C reaches its running
 child as an interrupt the child handles (saved state, a summary)."""
+import csv
 import json
 import os
 import signal
@@ -87,6 +88,22 @@ def test_launcher_sigkill_ends_its_nodes_then_resume_completes(tmp_path):
   assert summary['learner_steps'] > saved['learner_steps']
   assert 'has been successfully loaded' in (
       run_dir / 'logs' / 'nodes' / 'replay.log').read_text()
+  # One history: the killed segment's rows past the restored save were set
+  # aside, and the run's clock went on from its last row, not back.
+  with open(run_dir / 'evaluator.csv', newline='') as handle:
+    rows = list(csv.DictReader(handle))
+  for column in ('wall_time_s', 'actor_steps', 'learner_steps'):
+    values = [float(row[column]) for row in rows]
+    assert values == sorted(values), (column, values)
+  lost = list((run_dir / 'damaged').glob('*/evaluator.csv'))
+  for path in lost:
+    with open(path, newline='') as handle:
+      lost_rows = list(csv.DictReader(handle))
+    assert all(float(row['actor_steps']) > saved['actor_steps'] or
+               float(row['learner_steps']) > saved['learner_steps']
+               for row in lost_rows)
+    assert max(float(row['wall_time_s']) for row in lost_rows) <= float(
+        rows[-1]['wall_time_s'])
 
 
 # A sweep of one run: its config resolved here and handed over as data.

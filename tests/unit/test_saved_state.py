@@ -11,6 +11,7 @@ import reverb
 import tensorflow as tf
 
 from launch.runtime import run_dir as run_dir_lib
+from launch.runtime import runner
 from launch.runtime import saved_state
 
 # Two learner saves, as the learner node makes them: the checkpoint, the
@@ -228,3 +229,29 @@ def test_a_damaged_epoch_is_recovered_from_the_published_versions(
   epoch.write_bytes(b'\x00\x00')  # A power loss mid-write.
   assert saved_state.next_quantizer_epoch(str(tmp_path)) == 4
   assert epoch.read_text() == '4\n'
+
+
+def test_rows_logged_past_the_restored_save_are_set_aside(tmp_path):
+  """A segment killed after its last save logged steps the resume takes
+  again: those rows (and one the kill cut short) leave the CSVs for
+  damaged/, so each CSV tells one history; process logs stay whole."""
+  (tmp_path / 'evaluator.csv').write_text(
+      'wall_time_s,actor_steps,learner_steps,episode_return\n'
+      '10,1000,90,-1200\n20,2000,190,-900\n30,3000,290,-700\n40,40')
+  (tmp_path / 'compression.csv').write_text(
+      'wall_time_s,learner_step,average_cr\n5,100,0.1\n25,250,0.2\n')
+  actors = 'wall_time_s,actor_id,steps\n35,0,2900\n'
+  (tmp_path / 'actors.csv').write_text(actors)
+  aside = tmp_path / 'damaged' / 'now'
+  saved_state.set_aside_lost_rows(
+      str(tmp_path), {'actor_steps': 2100, 'learner_steps': 200}, str(aside))
+  assert (tmp_path / 'evaluator.csv').read_text().splitlines()[1:] == [
+      '10,1000,90,-1200', '20,2000,190,-900']
+  assert (aside / 'evaluator.csv').read_text().splitlines()[1:] == [
+      '30,3000,290,-700', '40,40']
+  assert (aside / 'compression.csv').read_text().splitlines()[1:] == [
+      '25,250,0.2']
+  assert (tmp_path / 'actors.csv').read_text() == actors
+  assert not (aside / 'actors.csv').exists()
+  # The clock still counts the time those rows spent.
+  assert runner.elapsed_s(str(tmp_path)) == 40.0
