@@ -35,8 +35,6 @@ from quarl.compression.config import CompressionConfig
 from quarl import classify
 from quarl import compression as compression_lib
 
-METRICS_CSV = 'metrics.csv'
-PLOT_PNG = 'curves.png'
 METRICS_FIELDS = ('epoch', 'step', 'train_loss', 'train_acc', 'val_acc',
                   'test_acc', 'learning_rate', 'compressed_cr', 'wall_s')
 # Default schedule span, as fractions of the run's optimizer steps.
@@ -164,7 +162,8 @@ def plot(run_dir: str) -> None:
   import matplotlib  # pylint: disable=g-import-not-at-top
   matplotlib.use('Agg')
   import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
-  metrics = run_dir_lib.read_csv(os.path.join(run_dir, METRICS_CSV))
+  metrics = run_dir_lib.read_csv(
+      os.path.join(run_dir, run_dir_lib.METRICS_CSV))
   rows = run_dir_lib.read_csv(os.path.join(run_dir,
                                            run_dir_lib.COMPRESSION_CSV))
   figure, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
@@ -181,7 +180,7 @@ def plot(run_dir: str) -> None:
             title='compression (compressible layers)')
   right.legend()
   figure.tight_layout()
-  figure.savefig(os.path.join(run_dir, PLOT_PNG), dpi=100)
+  figure.savefig(os.path.join(run_dir, run_dir_lib.CURVES_PNG), dpi=100)
   plt.close(figure)
 
 
@@ -207,7 +206,8 @@ def run(dataset, train, compression, run_dir) -> int:
     compression_csv[0].append(row)
 
   log_compression(trainer.step)
-  metrics_csv = run_dir_lib.CsvAppender(path(METRICS_CSV), METRICS_FIELDS)
+  metrics_csv = run_dir_lib.CsvAppender(path(run_dir_lib.METRICS_CSV),
+                                        METRICS_FIELDS)
   print(f'classify: {dataset.name} ({len(dataset.train)} train, '
         f'{len(dataset.val)} val, {len(dataset.test)} test), ResNet-'
         f'{_DEPTH.value}, --compression.kind={compression.kind}, '

@@ -170,7 +170,8 @@ def parse_task(entry: str):
 
 
 def _load_summary(run_dir):
-  return analysis.load_json_if_exists(os.path.join(run_dir, 'summary.json'))
+  return analysis.load_json_if_exists(
+      os.path.join(run_dir, run_dir_lib.SUMMARY_JSON))
 
 
 def _split_text(split) -> str:

@@ -174,7 +174,7 @@ def _plots(methods: List[str], seed: str) -> None:
                       run_dir, run_dir_lib.COMPRESSION_CSV))]
     accuracy[method] = [(float(r['epoch']), float(r['test_acc']))
                         for r in run_dir_lib.read_csv(os.path.join(
-                            run_dir, 'metrics.csv'))]
+                            run_dir, run_dir_lib.METRICS_CSV))]
   analysis.plot_series(cr, 'optimizer step', 'compressed-layer CR',
                        f'{_DATA.value}: compression ratio (seed {seed})',
                        os.path.join(plots, 'cr.png'))

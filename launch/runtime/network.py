@@ -7,9 +7,9 @@ The launcher therefore re-executes itself inside a new network namespace
 with only loopback up (as root, or through a user namespace where the
 kernel allows it), handing its resolved settings over as data (nothing is
 parsed or measured twice); every node process inherits the namespace, files
-land on the host as before, and none of the run's ports exists outside it. Where no namespace
-can be made the launcher refuses to start: host networking is only ever the
-explicit --network=host.
+land on the host as before, and none of the run's ports exists outside it.
+Where no namespace can be made the launcher refuses to start: host
+networking is only ever the explicit --network=host.
 """
 import fcntl
 import os

@@ -25,6 +25,8 @@ COMPRESSION_CSV = 'compression.csv'
 # a run's start-up time goes (launch/runtime/summary.py first_step_s).
 STARTUP_CSV = 'startup.csv'
 BASELINES_JSON = 'baselines.json'  # The random policy's measured return.
+METRICS_CSV = 'metrics.csv'  # launch.classify's rows, one per epoch.
+CURVES_PNG = 'curves.png'  # launch.classify's plot of them.
 NODE_ERRORS_LOG = 'node_errors.log'
 TENSORBOARD_DIR = 'tensorboard'
 NODE_LOGS_DIR = os.path.join('logs', 'nodes')
@@ -48,6 +50,7 @@ EPOCH_FILE = os.path.join(CHECKPOINTS_DIR, 'quantizer_epoch')
 HEARTBEAT_FILE = os.path.join(CHECKPOINTS_DIR, 'quantizer_alive')
 REPLAY_DIR = 'replay_checkpoints'
 SET_ASIDE_DIR = 'damaged'  # Damaged state a resume moved aside.
+SET_ASIDE_WHY = 'why.json'  # In each set-aside folder: what and why.
 
 EVALUATOR_FIELDS = ('wall_time_s', 'actor_steps', 'learner_steps',
                     'episode_return', 'policy_version', 'fp32_return')

@@ -301,8 +301,8 @@ def apply(run_dir: str, point: ResumePoint) -> None:
         target = os.path.join(aside, os.path.relpath(source, run_dir))
         os.makedirs(os.path.dirname(target), exist_ok=True)
         shutil.move(source, target)
-    run_dir_lib.write_json_atomic(os.path.join(aside, 'why.json'),
-                                  dict(point.set_aside))
+    run_dir_lib.write_json_atomic(
+        os.path.join(aside, run_dir_lib.SET_ASIDE_WHY), dict(point.set_aside))
   if point.learner_checkpoint != point.newest_checkpoint or _index_stale(
       run_dir, point.learner_checkpoint):
     _write_learner_index(run_dir, point.learner_checkpoint)
