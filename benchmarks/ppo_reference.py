@@ -1,0 +1,289 @@
+r"""Our PPO against a PPO someone else wrote, on the same Atari game.
+
+The reference is Stable-Baselines3's PPO with the RL Zoo's Atari
+hyper-parameters (benchmarks/ppo_reference_sb3.py), installed by this script
+into a virtualenv of its own on Python 3.11 from the pins in
+requirements/ppo_reference.txt (nothing of SB3 is committed; the project's
+stack never imports it). Ours is `launch.train --agent=ppo --preset=paper`
+(8 trajectories x 128 steps per update) with int8 actors, as the GST
+reproduction runs it. Both play the same ALE game with the same frame skip,
+no sticky actions, no-op starts, life-loss episode ends in training and
+108,000-frame games, and both are evaluated the same way: greedy full games
+every --eval_every env steps. Every arm runs every seed at the same env-step
+budget.
+
+Each finished run's evaluator.csv and summary.json go to --results_dir
+(committed with --commit_results), and the table and plot are written from
+those files alone, so a sweep resumes from a checkout.
+
+  python -m benchmarks.ppo_reference --seeds=0 --budget=1000000
+  python -m benchmarks.ppo_reference --background --commit_results \
+      --results_dir=docs/results/ppo_reference
+  python -m benchmarks.ppo_reference --tables_only \
+      --results_dir=docs/results/ppo_reference
+"""
+import functools
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+from typing import Dict, List, Optional, Tuple
+
+from absl import flags
+
+from launch import cli
+from launch.runtime import run_dir as run_dir_lib
+from launch.runtime import sweep
+
+ARMS = ('sb3', 'ours')
+REQUIREMENTS = os.path.join(sweep.ROOT, 'requirements', 'ppo_reference.txt')
+SB3_SCRIPT = os.path.join(sweep.ROOT, 'benchmarks', 'ppo_reference_sb3.py')
+RESULT_FILES = (run_dir_lib.SUMMARY_JSON, run_dir_lib.EVALUATOR_CSV)
+# Our PPO's learner consumes 8 trajectories of 128 env steps per update
+# (--preset=paper), so an evaluation every E env steps is one every
+# E / 1024 learner steps.
+ENV_STEPS_PER_UPDATE = 8 * 128
+
+_SEEDS = flags.DEFINE_list('seeds', ['0', '1', '2'], 'Seeds; every arm '
+                           'runs each.')
+_ARMS = flags.DEFINE_list('arms', list(ARMS), f'Of {", ".join(ARMS)}.')
+_BUDGET = flags.DEFINE_integer('budget', 1_000_000,
+                               'Env steps (4 frames each) per run.')
+_GAME = flags.DEFINE_string('game', 'Breakout', 'ALE game (CamelCase).')
+_EVAL_EVERY = flags.DEFINE_integer(
+    'eval_every', 102_400, 'Env steps between evaluations (a multiple of '
+    f'{ENV_STEPS_PER_UPDATE}, our learner\'s update).')
+_EVAL_EPISODES = flags.DEFINE_integer('eval_episodes', 3,
+                                      'Greedy games per evaluation.')
+_NUM_ACTORS = flags.DEFINE_integer('num_actors', 4, 'Our actor processes.')
+_OUT = flags.DEFINE_string('out_dir', 'runs/ppo_reference',
+                           'Run directories.')
+_RESULTS = flags.DEFINE_string(
+    'results_dir', None, "Each finished run's small files, the table and "
+    'the plot; default: OUT_DIR/results.')
+_VENV = flags.DEFINE_string(
+    'reference_venv', '.cache/ppo_reference/venv',
+    'The reference\'s virtualenv (made here when missing).')
+_PYTHON = flags.DEFINE_string(
+    'reference_python', None, 'Python 3.11 for the reference\'s virtualenv '
+    '(default: python3.11 on PATH or under ~/.pyenv).')
+_COMMIT = flags.DEFINE_bool('commit_results', False,
+                            "git-commit each finished run's small files.")
+_BACKGROUND = flags.DEFINE_bool(
+    'background', False, "Run at Linux's idle scheduling class (budgets are "
+    'env steps: only wall time grows).')
+_TABLES_ONLY = flags.DEFINE_bool('tables_only', False,
+                                 'Run nothing: write the table and plot.')
+
+
+def reference_python(venv: str) -> str:
+  """The reference virtualenv's interpreter, installing it first if needed.
+
+  Raises:
+    cli.UsageError: no Python 3.11, or the install failed (pip's last line).
+  """
+  python = os.path.join(venv, 'bin', 'python')
+  marker = os.path.join(venv, '.installed')
+  if os.path.exists(marker):
+    with open(marker) as handle, open(REQUIREMENTS) as pins:
+      if handle.read() == pins.read():
+        return python
+  base = _PYTHON.value or shutil.which('python3.11') or os.path.expanduser(
+      '~/.pyenv/versions/3.11.7/bin/python')
+  if not os.path.exists(base) and not shutil.which(base):
+    raise cli.UsageError('no Python 3.11 for the reference (SB3 runs on '
+                         'torch, not in the project\'s stack); pass '
+                         '--reference_python')
+  print(f'[ppo_reference] installing the reference into {venv} '
+        f'({REQUIREMENTS})', flush=True)
+  for command in ([base, '-m', 'venv', '--clear', venv],
+                  [python, '-m', 'pip', 'install', '-q', '--no-deps', '-r',
+                   REQUIREMENTS]):
+    result = subprocess.run(command, capture_output=True, text=True,
+                            check=False)
+    if result.returncode:
+      last = (result.stderr or result.stdout).strip().splitlines()[-1:]
+      raise cli.UsageError(f'{" ".join(command[:4])} failed: {last}')
+  shutil.copyfile(REQUIREMENTS, marker)
+  return python
+
+
+def run_dir(root: str, arm: str, seed: str) -> str:
+  return os.path.join(root, _GAME.value, arm, f'seed_{seed}')
+
+
+def run_sb3(python: str, path: str, seed: str) -> int:
+  """One SB3 run to its end (restarted from scratch if it stopped early:
+  SB3 keeps no state here to resume)."""
+  shutil.rmtree(path, ignore_errors=True)
+  os.makedirs(path)
+  game = ''.join('_' + c.lower() if c.isupper() and i else c.lower()
+                 for i, c in enumerate(_GAME.value))
+  with open(path + '.log', 'w') as log:
+    return subprocess.run(
+        [python, SB3_SCRIPT, f'--run_dir={path}', f'--seed={seed}',
+         f'--budget={_BUDGET.value}', f'--game={game}',
+         f'--eval_every={_EVAL_EVERY.value}',
+         f'--eval_episodes={_EVAL_EPISODES.value}'],
+        stdout=log, stderr=subprocess.STDOUT, check=False,
+        preexec_fn=functools.partial(sweep.child_setup,
+                                     _BACKGROUND.value)).returncode
+
+
+def ours(path: str, seed: str):
+  """Our PPO's RunConfig for `seed`, as the GST reproduction runs it."""
+  return cli.resolve({
+      'agent': 'ppo', 'env': f'ale:{_GAME.value}', 'preset': 'paper',
+      'actor_precision': 'int8', 'num_actors': _NUM_ACTORS.value,
+      'seed': int(seed), 'max_actor_steps': _BUDGET.value,
+      # A backstop only: the budget is env steps.
+      'max_seconds': _BUDGET.value / 50.0,
+      'eval_every': _EVAL_EVERY.value // ENV_STEPS_PER_UPDATE,
+      'eval_episodes': _EVAL_EPISODES.value, 'publish_period': '10',
+      'run_dir': path})
+
+
+Curve = List[Tuple[float, float]]
+
+
+def curves(results_dir: str) -> Dict[str, Dict[str, Curve]]:
+  """arm -> seed -> [(env steps, greedy return)] of every recorded run."""
+  found = {}
+  for arm in ARMS:
+    top = os.path.join(results_dir, _GAME.value, arm)
+    for name in sorted(os.listdir(top)) if os.path.isdir(top) else []:
+      path = os.path.join(top, name)
+      if run_dir_lib.finished_status(path) != 'completed':
+        continue
+      rows = run_dir_lib.read_csv(os.path.join(path,
+                                               run_dir_lib.EVALUATOR_CSV))
+      found.setdefault(arm, {})[name[len('seed_'):]] = [
+          (float(row['actor_steps']), float(row['episode_return']))
+          for row in rows]
+  return found
+
+
+def at(curve: Curve, steps: float) -> Optional[float]:
+  """The latest evaluation at or before `steps` env steps."""
+  before = [value for x, value in curve if x <= steps]
+  return before[-1] if before else None
+
+
+def table(found: Dict[str, Dict[str, Curve]], budget: int,
+          every: int) -> str:
+  """Return against env steps: mean [min, max] over seeds, per arm."""
+  arms = [arm for arm in ARMS if arm in found]
+  grid = list(range(every, budget + 1, every))
+  lines = ['| env steps | ' + ' | '.join(
+      f'{arm} (seeds {", ".join(sorted(found[arm]))})' for arm in arms)
+           + ' |', '|---|' + '---|' * len(arms)]
+  for steps in grid:
+    cells = []
+    for arm in arms:
+      values = [v for v in (at(c, steps) for c in found[arm].values())
+                if v is not None]
+      cells.append(f'{statistics.mean(values):.2f} [{min(values):.1f}, '
+                   f'{max(values):.1f}]' if values else 'n/a')
+    lines.append(f'| {steps:,} | ' + ' | '.join(cells) + ' |')
+  last = []
+  for arm in arms:
+    last5 = [statistics.mean(v for _, v in c[-5:])
+             for c in found[arm].values() if c]
+    last.append(f'{statistics.mean(last5):.2f} [{min(last5):.1f}, '
+                f'{max(last5):.1f}]' if last5 else 'n/a')
+  lines.append('| last 5 evaluations | ' + ' | '.join(last) + ' |')
+  return '\n'.join(lines)
+
+
+def plot(found: Dict[str, Dict[str, Curve]], budget: int, every: int,
+         path: str) -> None:
+  """Mean over seeds with its range shaded, per arm."""
+  import matplotlib  # pylint: disable=g-import-not-at-top
+  matplotlib.use('Agg')
+  import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+  figure, axis = plt.subplots(figsize=(6, 4))
+  grid = list(range(every, budget + 1, every))
+  for arm, by_seed in found.items():
+    points = []
+    for steps in grid:
+      values = [v for v in (at(c, steps) for c in by_seed.values())
+                if v is not None]
+      if values:
+        points.append((steps, statistics.mean(values), min(values),
+                       max(values)))
+    if points:
+      x, mean, low, high = zip(*points)
+      axis.plot(x, mean, marker='.', label=f'{arm} ({len(by_seed)} seeds)')
+      axis.fill_between(x, low, high, alpha=0.2)
+  axis.set(xlabel='env steps', ylabel='greedy return',
+           title=f'PPO on {_GAME.value}: ours vs Stable-Baselines3')
+  axis.legend()
+  figure.tight_layout()
+  figure.savefig(path, dpi=100)
+  plt.close(figure)
+
+
+def write_tables(results_dir: str) -> List[str]:
+  """results.md and plots/return.png from the recorded runs; their paths."""
+  found = curves(results_dir)
+  os.makedirs(os.path.join(results_dir, 'plots'), exist_ok=True)
+  plot(found, _BUDGET.value, _EVAL_EVERY.value,
+       os.path.join(results_dir, 'plots', 'return.png'))
+  with open(os.path.join(results_dir, 'results.md'), 'w') as handle:
+    handle.write(
+        f'# PPO on ale:{_GAME.value}: ours against Stable-Baselines3\n\n'
+        'Written by `python -m benchmarks.ppo_reference` from the runs '
+        'recorded here. Greedy return of full games (mean of '
+        f'{_EVAL_EPISODES.value}) at the latest evaluation at or before '
+        'each budget: mean [min, max] over seeds. sb3: Stable-Baselines3 '
+        'PPO, RL Zoo Atari hyper-parameters; ours: `launch.train '
+        '--agent=ppo --preset=paper`, int8 actors. Same env settings '
+        '(benchmarks/ppo_reference_sb3.py).\n\n'
+        f'{table(found, _BUDGET.value, _EVAL_EVERY.value)}\n\n'
+        'Plot: `plots/return.png`.\n')
+  return sweep.tables_in(results_dir)
+
+
+def main(argv):
+  del argv
+  unknown = [arm for arm in _ARMS.value if arm not in ARMS]
+  if unknown:
+    cli.usage_exit('ppo_reference', f'unknown arm {unknown[0]!r}; choose '
+                   f'from {", ".join(ARMS)}')
+  if _EVAL_EVERY.value % ENV_STEPS_PER_UPDATE:
+    cli.usage_exit('ppo_reference', f'--eval_every={_EVAL_EVERY.value} is '
+                   f'not a multiple of {ENV_STEPS_PER_UPDATE}')
+  results_dir = _RESULTS.value or os.path.join(_OUT.value, 'results')
+  pending = [] if _TABLES_ONLY.value else [
+      (seed, arm) for seed in _SEEDS.value for arm in _ARMS.value
+      if run_dir_lib.finished_status(run_dir(results_dir, arm, seed)) !=
+      'completed']
+  try:
+    python = reference_python(_VENV.value) if any(
+        arm == 'sb3' for _, arm in pending) else None
+    configs = {seed: ours(run_dir(_OUT.value, 'ours', seed), seed)
+               for seed, arm in pending if arm == 'ours'}
+  except cli.UsageError as error:
+    cli.usage_exit('ppo_reference', str(error))
+  for index, (seed, arm) in enumerate(pending):
+    path = run_dir(_OUT.value, arm, seed)
+    print(f'[ppo_reference] run {index + 1}/{len(pending)}: {arm} seed '
+          f'{seed} -> {path}', flush=True)
+    if arm == 'sb3':
+      code = run_sb3(python, path, seed)
+    else:
+      code, = sweep.run_all([configs[seed]], background=_BACKGROUND.value)
+    if code:
+      print(f'[ppo_reference]   exit code {code}; see {path}.log',
+            flush=True)
+    sweep.record(path, run_dir(results_dir, arm, seed), RESULT_FILES,
+                 _COMMIT.value and f'ppo_reference: {arm} seed {seed}',
+                 refresh=lambda: write_tables(results_dir))
+  write_tables(results_dir)
+  with open(os.path.join(results_dir, 'results.md')) as handle:
+    print(handle.read(), flush=True)
+
+
+if __name__ == '__main__':
+  cli.run_main(main, 'ppo_reference')
