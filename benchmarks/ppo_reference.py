@@ -5,8 +5,10 @@ hyper-parameters (benchmarks/ppo_reference_sb3.py), installed by this script
 into a virtualenv of its own on Python 3.11 from the pins in
 requirements/ppo_reference.txt (nothing of SB3 is committed; the project's
 stack never imports it). Ours is `launch.train --agent=ppo --preset=paper`
-(8 trajectories x 128 steps per update) with int8 actors, as the GST
-reproduction runs it. Both play the same ALE game with the same frame skip,
+(8 trajectories x 128 steps per update) with 8 actors, as SB3 steps 8 envs:
+arm `ours` with the stock TF actor in fp32, so the arms differ in the PPO
+implementation alone, and `ours_int8` with the int8 actors the GST
+reproduction runs. All play the same ALE game with the same frame skip,
 no sticky actions, no-op starts, life-loss episode ends in training and
 108,000-frame games, and both are evaluated the same way: greedy full games
 every --eval_every env steps. Every arm runs every seed at the same env-step
@@ -27,7 +29,6 @@ import os
 import shutil
 import statistics
 import subprocess
-import sys
 from typing import Dict, List, Optional, Tuple
 
 from absl import flags
@@ -35,8 +36,10 @@ from absl import flags
 from launch import cli
 from launch.runtime import run_dir as run_dir_lib
 from launch.runtime import sweep
+from quarl.envs import atari_env
 
-ARMS = ('sb3', 'ours')
+# Arm -> our actors' precision (None: the reference).
+ARMS = {'sb3': None, 'ours': 'fp32_tf', 'ours_int8': 'int8'}
 REQUIREMENTS = os.path.join(sweep.ROOT, 'requirements', 'ppo_reference.txt')
 SB3_SCRIPT = os.path.join(sweep.ROOT, 'benchmarks', 'ppo_reference_sb3.py')
 RESULT_FILES = (run_dir_lib.SUMMARY_JSON, run_dir_lib.EVALUATOR_CSV)
@@ -47,7 +50,7 @@ ENV_STEPS_PER_UPDATE = 8 * 128
 
 _SEEDS = flags.DEFINE_list('seeds', ['0', '1', '2'], 'Seeds; every arm '
                            'runs each.')
-_ARMS = flags.DEFINE_list('arms', list(ARMS), f'Of {", ".join(ARMS)}.')
+_ARMS = flags.DEFINE_list('arms', ['sb3', 'ours'], f'Of {", ".join(ARMS)}.')
 _BUDGET = flags.DEFINE_integer('budget', 1_000_000,
                                'Env steps (4 frames each) per run.')
 _GAME = flags.DEFINE_string('game', 'Breakout', 'ALE game (CamelCase).')
@@ -56,7 +59,8 @@ _EVAL_EVERY = flags.DEFINE_integer(
     f'{ENV_STEPS_PER_UPDATE}, our learner\'s update).')
 _EVAL_EPISODES = flags.DEFINE_integer('eval_episodes', 3,
                                       'Greedy games per evaluation.')
-_NUM_ACTORS = flags.DEFINE_integer('num_actors', 4, 'Our actor processes.')
+_NUM_ACTORS = flags.DEFINE_integer(
+    'num_actors', 8, 'Our actor processes (SB3 steps 8 envs).')
 _OUT = flags.DEFINE_string('out_dir', 'runs/ppo_reference',
                            'Run directories.')
 _RESULTS = flags.DEFINE_string(
@@ -109,8 +113,15 @@ def reference_python(venv: str) -> str:
   return python
 
 
-def run_dir(root: str, arm: str, seed: str) -> str:
-  return os.path.join(root, _GAME.value, arm, f'seed_{seed}')
+flags.register_validator('arms', lambda arms: set(arms) <= set(ARMS),
+                         f'want arms of {", ".join(ARMS)}')
+flags.register_validator(
+    'eval_every', lambda steps: steps > 0 and not steps % ENV_STEPS_PER_UPDATE,
+    f'want a positive multiple of {ENV_STEPS_PER_UPDATE}')
+
+
+def run_dir(root: str, game: str, arm: str, seed: str) -> str:
+  return os.path.join(root, game, arm, f'seed_{seed}')
 
 
 def run_sb3(python: str, path: str, seed: str) -> int:
@@ -118,12 +129,11 @@ def run_sb3(python: str, path: str, seed: str) -> int:
   SB3 keeps no state here to resume)."""
   shutil.rmtree(path, ignore_errors=True)
   os.makedirs(path)
-  game = ''.join('_' + c.lower() if c.isupper() and i else c.lower()
-                 for i, c in enumerate(_GAME.value))
   with open(path + '.log', 'w') as log:
     return subprocess.run(
         [python, SB3_SCRIPT, f'--run_dir={path}', f'--seed={seed}',
-         f'--budget={_BUDGET.value}', f'--game={game}',
+         f'--budget={_BUDGET.value}',
+         f'--game={atari_env.rom_id(_GAME.value)}',
          f'--eval_every={_EVAL_EVERY.value}',
          f'--eval_episodes={_EVAL_EPISODES.value}'],
         stdout=log, stderr=subprocess.STDOUT, check=False,
@@ -131,11 +141,11 @@ def run_sb3(python: str, path: str, seed: str) -> int:
                                      _BACKGROUND.value)).returncode
 
 
-def ours(path: str, seed: str):
-  """Our PPO's RunConfig for `seed`, as the GST reproduction runs it."""
+def ours(path: str, arm: str, seed: str):
+  """Our PPO's RunConfig for `arm` and `seed`."""
   return cli.resolve({
       'agent': 'ppo', 'env': f'ale:{_GAME.value}', 'preset': 'paper',
-      'actor_precision': 'int8', 'num_actors': _NUM_ACTORS.value,
+      'actor_precision': ARMS[arm], 'num_actors': _NUM_ACTORS.value,
       'seed': int(seed), 'max_actor_steps': _BUDGET.value,
       # A backstop only: the budget is env steps.
       'max_seconds': _BUDGET.value / 50.0,
@@ -147,11 +157,11 @@ def ours(path: str, seed: str):
 Curve = List[Tuple[float, float]]
 
 
-def curves(results_dir: str) -> Dict[str, Dict[str, Curve]]:
+def curves(results_dir: str, game: str) -> Dict[str, Dict[str, Curve]]:
   """arm -> seed -> [(env steps, greedy return)] of every recorded run."""
   found = {}
   for arm in ARMS:
-    top = os.path.join(results_dir, _GAME.value, arm)
+    top = os.path.join(results_dir, game, arm)
     for name in sorted(os.listdir(top)) if os.path.isdir(top) else []:
       path = os.path.join(top, name)
       if run_dir_lib.finished_status(path) != 'completed':
@@ -197,7 +207,7 @@ def table(found: Dict[str, Dict[str, Curve]], budget: int,
 
 
 def plot(found: Dict[str, Dict[str, Curve]], budget: int, every: int,
-         path: str) -> None:
+         game: str, path: str) -> None:
   """Mean over seeds with its range shaded, per arm."""
   import matplotlib  # pylint: disable=g-import-not-at-top
   matplotlib.use('Agg')
@@ -217,7 +227,7 @@ def plot(found: Dict[str, Dict[str, Curve]], budget: int, every: int,
       axis.plot(x, mean, marker='.', label=f'{arm} ({len(by_seed)} seeds)')
       axis.fill_between(x, low, high, alpha=0.2)
   axis.set(xlabel='env steps', ylabel='greedy return',
-           title=f'PPO on {_GAME.value}: ours vs Stable-Baselines3')
+           title=f'PPO on {game}: ours vs Stable-Baselines3')
   axis.legend()
   figure.tight_layout()
   figure.savefig(path, dpi=100)
@@ -226,9 +236,9 @@ def plot(found: Dict[str, Dict[str, Curve]], budget: int, every: int,
 
 def write_tables(results_dir: str) -> List[str]:
   """results.md and plots/return.png from the recorded runs; their paths."""
-  found = curves(results_dir)
+  found = curves(results_dir, _GAME.value)
   os.makedirs(os.path.join(results_dir, 'plots'), exist_ok=True)
-  plot(found, _BUDGET.value, _EVAL_EVERY.value,
+  plot(found, _BUDGET.value, _EVAL_EVERY.value, _GAME.value,
        os.path.join(results_dir, 'plots', 'return.png'))
   with open(os.path.join(results_dir, 'results.md'), 'w') as handle:
     handle.write(
@@ -238,7 +248,8 @@ def write_tables(results_dir: str) -> List[str]:
         f'{_EVAL_EPISODES.value}) at the latest evaluation at or before '
         'each budget: mean [min, max] over seeds. sb3: Stable-Baselines3 '
         'PPO, RL Zoo Atari hyper-parameters; ours: `launch.train '
-        '--agent=ppo --preset=paper`, int8 actors. Same env settings '
+        '--agent=ppo --preset=paper`, 8 actors, stock fp32 TF actors '
+        '(ours_int8: int8 LiteRT actors). Same env settings '
         '(benchmarks/ppo_reference_sb3.py).\n\n'
         f'{table(found, _BUDGET.value, _EVAL_EVERY.value)}\n\n'
         'Plot: `plots/return.png`.\n')
@@ -247,37 +258,34 @@ def write_tables(results_dir: str) -> List[str]:
 
 def main(argv):
   del argv
-  unknown = [arm for arm in _ARMS.value if arm not in ARMS]
-  if unknown:
-    cli.usage_exit('ppo_reference', f'unknown arm {unknown[0]!r}; choose '
-                   f'from {", ".join(ARMS)}')
-  if _EVAL_EVERY.value % ENV_STEPS_PER_UPDATE:
-    cli.usage_exit('ppo_reference', f'--eval_every={_EVAL_EVERY.value} is '
-                   f'not a multiple of {ENV_STEPS_PER_UPDATE}')
+  game = _GAME.value
   results_dir = _RESULTS.value or os.path.join(_OUT.value, 'results')
   pending = [] if _TABLES_ONLY.value else [
       (seed, arm) for seed in _SEEDS.value for arm in _ARMS.value
-      if run_dir_lib.finished_status(run_dir(results_dir, arm, seed)) !=
-      'completed']
+      if run_dir_lib.finished_status(run_dir(results_dir, game, arm, seed))
+      != 'completed']
   try:
     python = reference_python(_VENV.value) if any(
-        arm == 'sb3' for _, arm in pending) else None
-    configs = {seed: ours(run_dir(_OUT.value, 'ours', seed), seed)
-               for seed, arm in pending if arm == 'ours'}
+        ARMS[arm] is None for _, arm in pending) else None
+    # Every run of ours resolved (and so checked) before the first starts.
+    configs = {(seed, arm): ours(run_dir(_OUT.value, game, arm, seed), arm,
+                                 seed)
+               for seed, arm in pending if ARMS[arm] is not None}
   except cli.UsageError as error:
     cli.usage_exit('ppo_reference', str(error))
   for index, (seed, arm) in enumerate(pending):
-    path = run_dir(_OUT.value, arm, seed)
+    path = run_dir(_OUT.value, game, arm, seed)
     print(f'[ppo_reference] run {index + 1}/{len(pending)}: {arm} seed '
           f'{seed} -> {path}', flush=True)
-    if arm == 'sb3':
+    if ARMS[arm] is None:
       code = run_sb3(python, path, seed)
     else:
-      code, = sweep.run_all([configs[seed]], background=_BACKGROUND.value)
+      code, = sweep.run_all([configs[seed, arm]],
+                            background=_BACKGROUND.value)
     if code:
       print(f'[ppo_reference]   exit code {code}; see {path}.log',
             flush=True)
-    sweep.record(path, run_dir(results_dir, arm, seed), RESULT_FILES,
+    sweep.record(path, run_dir(results_dir, game, arm, seed), RESULT_FILES,
                  _COMMIT.value and f'ppo_reference: {arm} seed {seed}',
                  refresh=lambda: write_tables(results_dir))
   write_tables(results_dir)

@@ -20,6 +20,7 @@ logs those steps again, and each CSV tells one history.
 """
 import csv
 import glob
+import io
 import json
 import math
 import os
@@ -352,12 +353,9 @@ def set_aside_lost_rows(run_dir: str, counts: Mapping[str, float],
       continue
     os.makedirs(aside, exist_ok=True)
     for target, chosen in ((os.path.join(aside, name), lost), (path, kept)):
-      temporary = target + '.tmp'
-      with open(temporary, 'w', newline='') as handle:
-        csv.writer(handle).writerows([header, *chosen])
-        handle.flush()
-        os.fsync(handle.fileno())
-      os.replace(temporary, target)
+      text = io.StringIO()
+      csv.writer(text).writerows([header, *chosen])
+      run_dir_lib.write_bytes_atomic(target, text.getvalue().encode())
 
 
 def _past(row: List[str], width: int, limits: Mapping[int, float]) -> bool:

@@ -44,6 +44,12 @@ def _game_ids() -> Dict[str, str]:
           for rom in roms.get_all_rom_ids()}
 
 
+def rom_id(game: str) -> str:
+  """ale-py's ROM id of a CamelCase game name ('SpaceInvaders':
+  'space_invaders')."""
+  return _game_ids()[game]
+
+
 def known_targets() -> List[str]:
   """Every game whose ROM ships with ale-py, for validation and suggestions."""
   return list(_game_ids())
@@ -82,7 +88,7 @@ class AtariEnvironment(dm_env.Environment):
     self._ale.setInt('random_seed', int(seed) % 2**31)
     self._ale.setFloat('repeat_action_probability', repeat_action_probability)
     self._ale.setInt('max_num_frames_per_episode', max_episode_frames)
-    self._ale.loadROM(roms.get_rom_path(_game_ids()[game]))
+    self._ale.loadROM(roms.get_rom_path(rom_id(game)))
     self._noop = ale_py.Action.NOOP
     self._actions = self._ale.getMinimalActionSet()
     self._terminal_on_life_loss = terminal_on_life_loss
