@@ -27,12 +27,13 @@ those files alone, so a sweep resumes from a checkout.
 import functools
 import os
 import shutil
-import statistics
 import subprocess
-from typing import Dict, List, Optional, Tuple
+from typing import List
 
 from absl import flags
 
+from agents.ppo import config as ppo_config
+from benchmarks import learning_curves
 from launch import cli
 from launch.runtime import run_dir as run_dir_lib
 from launch.runtime import sweep
@@ -43,10 +44,11 @@ ARMS = {'sb3': None, 'ours': 'fp32_tf', 'ours_int8': 'int8'}
 REQUIREMENTS = os.path.join(sweep.ROOT, 'requirements', 'ppo_reference.txt')
 SB3_SCRIPT = os.path.join(sweep.ROOT, 'benchmarks', 'ppo_reference_sb3.py')
 RESULT_FILES = (run_dir_lib.SUMMARY_JSON, run_dir_lib.EVALUATOR_CSV)
-# Our PPO's learner consumes 8 trajectories of 128 env steps per update
-# (--preset=paper), so an evaluation every E env steps is one every
-# E / 1024 learner steps.
-ENV_STEPS_PER_UPDATE = 8 * 128
+# Env steps per update of our PPO's learner under --preset=paper, so an
+# evaluation every E env steps is one every E / ENV_STEPS_PER_UPDATE
+# learner steps.
+ENV_STEPS_PER_UPDATE = (ppo_config.PRESETS['paper']['batch_size']
+                        * ppo_config.PRESETS['paper']['unroll_length'])
 
 _SEEDS = flags.DEFINE_list('seeds', ['0', '1', '2'], 'Seeds; every arm '
                            'runs each.')
@@ -154,92 +156,14 @@ def ours(path: str, arm: str, seed: str):
       'run_dir': path})
 
 
-Curve = List[Tuple[float, float]]
-
-
-def curves(results_dir: str, game: str) -> Dict[str, Dict[str, Curve]]:
-  """arm -> seed -> [(env steps, greedy return)] of every recorded run."""
-  found = {}
-  for arm in ARMS:
-    top = os.path.join(results_dir, game, arm)
-    for name in sorted(os.listdir(top)) if os.path.isdir(top) else []:
-      path = os.path.join(top, name)
-      if run_dir_lib.finished_status(path) != 'completed':
-        continue
-      rows = run_dir_lib.read_csv(os.path.join(path,
-                                               run_dir_lib.EVALUATOR_CSV))
-      found.setdefault(arm, {})[name[len('seed_'):]] = [
-          (float(row['actor_steps']), float(row['episode_return']))
-          for row in rows]
-  return found
-
-
-def at(curve: Curve, steps: float) -> Optional[float]:
-  """The latest evaluation at or before `steps` env steps."""
-  before = [value for x, value in curve if x <= steps]
-  return before[-1] if before else None
-
-
-def table(found: Dict[str, Dict[str, Curve]], budget: int,
-          every: int) -> str:
-  """Return against env steps: mean [min, max] over seeds, per arm."""
-  arms = [arm for arm in ARMS if arm in found]
-  grid = list(range(every, budget + 1, every))
-  lines = ['| env steps | ' + ' | '.join(
-      f'{arm} (seeds {", ".join(sorted(found[arm]))})' for arm in arms)
-           + ' |', '|---|' + '---|' * len(arms)]
-  for steps in grid:
-    cells = []
-    for arm in arms:
-      values = [v for v in (at(c, steps) for c in found[arm].values())
-                if v is not None]
-      cells.append(f'{statistics.mean(values):.2f} [{min(values):.1f}, '
-                   f'{max(values):.1f}]' if values else 'n/a')
-    lines.append(f'| {steps:,} | ' + ' | '.join(cells) + ' |')
-  last = []
-  for arm in arms:
-    last5 = [statistics.mean(v for _, v in c[-5:])
-             for c in found[arm].values() if c]
-    last.append(f'{statistics.mean(last5):.2f} [{min(last5):.1f}, '
-                f'{max(last5):.1f}]' if last5 else 'n/a')
-  lines.append('| last 5 evaluations | ' + ' | '.join(last) + ' |')
-  return '\n'.join(lines)
-
-
-def plot(found: Dict[str, Dict[str, Curve]], budget: int, every: int,
-         game: str, path: str) -> None:
-  """Mean over seeds with its range shaded, per arm."""
-  import matplotlib  # pylint: disable=g-import-not-at-top
-  matplotlib.use('Agg')
-  import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
-  figure, axis = plt.subplots(figsize=(6, 4))
-  grid = list(range(every, budget + 1, every))
-  for arm, by_seed in found.items():
-    points = []
-    for steps in grid:
-      values = [v for v in (at(c, steps) for c in by_seed.values())
-                if v is not None]
-      if values:
-        points.append((steps, statistics.mean(values), min(values),
-                       max(values)))
-    if points:
-      x, mean, low, high = zip(*points)
-      axis.plot(x, mean, marker='.', label=f'{arm} ({len(by_seed)} seeds)')
-      axis.fill_between(x, low, high, alpha=0.2)
-  axis.set(xlabel='env steps', ylabel='greedy return',
-           title=f'PPO on {game}: ours vs Stable-Baselines3')
-  axis.legend()
-  figure.tight_layout()
-  figure.savefig(path, dpi=100)
-  plt.close(figure)
-
-
 def write_tables(results_dir: str) -> List[str]:
   """results.md and plots/return.png from the recorded runs; their paths."""
-  found = curves(results_dir, _GAME.value)
+  found = learning_curves.curves(results_dir, _GAME.value, ARMS)
   os.makedirs(os.path.join(results_dir, 'plots'), exist_ok=True)
-  plot(found, _BUDGET.value, _EVAL_EVERY.value, _GAME.value,
-       os.path.join(results_dir, 'plots', 'return.png'))
+  learning_curves.plot(
+      found, _BUDGET.value, _EVAL_EVERY.value,
+      f'PPO on {_GAME.value}: ours vs Stable-Baselines3',
+      os.path.join(results_dir, 'plots', 'return.png'))
   with open(os.path.join(results_dir, 'results.md'), 'w') as handle:
     handle.write(
         f'# PPO on ale:{_GAME.value}: ours against Stable-Baselines3\n\n'
@@ -251,7 +175,7 @@ def write_tables(results_dir: str) -> List[str]:
         '--agent=ppo --preset=paper`, 8 actors, stock fp32 TF actors '
         '(ours_int8: int8 LiteRT actors). Same env settings '
         '(benchmarks/ppo_reference_sb3.py).\n\n'
-        f'{table(found, _BUDGET.value, _EVAL_EVERY.value)}\n\n'
+        f'{learning_curves.table(found, _BUDGET.value, _EVAL_EVERY.value)}\n\n'
         'Plot: `plots/return.png`.\n')
   return sweep.tables_in(results_dir)
 

@@ -1,8 +1,7 @@
-"""benchmarks/ppo_reference's table: curves of recorded runs over seeds."""
+"""benchmarks/learning_curves: the table of recorded runs over seeds."""
 import json
 
-from benchmarks import ppo_reference
-from launch import cli
+from benchmarks import learning_curves
 
 
 def _record(root, arm, seed, rows):
@@ -19,9 +18,10 @@ def test_table_is_the_latest_evaluation_per_budget_over_seeds(tmp_path):
   _record(tmp_path, 'ours', 0, [(1100, 1.0), (2000, 3.0)])
   unfinished = tmp_path / 'Breakout' / 'ours' / 'seed_1'
   unfinished.mkdir()  # No summary: not counted.
-  found = ppo_reference.curves(str(tmp_path), 'Breakout')
+  found = learning_curves.curves(str(tmp_path), 'Breakout',
+                                 ['sb3', 'ours'])
   assert sorted(found) == ['ours', 'sb3'] and list(found['ours']) == ['0']
-  lines = ppo_reference.table(found, 2000, 1000).splitlines()
+  lines = learning_curves.table(found, 2000, 1000).splitlines()
   assert lines[0] == '| env steps | sb3 (seeds 0, 1) | ours (seeds 0) |'
   # At 1,000 steps: sb3 seed 0 has 2, seed 1 has 4; ours nothing yet.
   assert lines[2] == '| 1,000 | 3.00 [2.0, 4.0] | n/a |'
@@ -29,13 +29,3 @@ def test_table_is_the_latest_evaluation_per_budget_over_seeds(tmp_path):
   assert lines[4] == ('| last 5 evaluations | 6.50 [5.0, 8.0] | '
                       '2.00 [2.0, 2.0] |')
 
-
-def test_our_arm_runs_as_many_actors_as_the_reference_has_envs(tmp_path):
-  config = cli.resolve({'agent': 'ppo', 'env': 'ale:Breakout',
-                        'preset': 'paper', 'num_actors': 8,
-                        'actor_precision': ppo_reference.ARMS['ours'],
-                        'run_dir': str(tmp_path)})
-  assert config.actor_precision == 'fp32_tf'
-  # One learner update is ENV_STEPS_PER_UPDATE env steps.
-  assert (config.agent_config.batch_size * config.agent_config.unroll_length
-          == ppo_reference.ENV_STEPS_PER_UPDATE)
