@@ -14,7 +14,7 @@ Curve = List[Tuple[float, float]]
 
 def curves(results_dir: str, game: str,
            arms: Iterable[str]) -> Dict[str, Dict[str, Curve]]:
-  """arm -> seed -> [(env steps, greedy return)] of every finished run
+  """arm -> seed -> [(env steps, evaluation return)] of every finished run
   recorded under RESULTS_DIR/GAME/ARM/seed_N, in the order of `arms`."""
   found = {}
   for arm in arms:
@@ -83,7 +83,7 @@ def plot(found: Dict[str, Dict[str, Curve]], budget: int, every: int,
       x, mean, low, high = zip(*points)
       axis.plot(x, mean, marker='.', label=f'{arm} ({len(by_seed)} seeds)')
       axis.fill_between(x, low, high, alpha=0.2)
-  axis.set(xlabel='env steps', ylabel='greedy return',
+  axis.set(xlabel='env steps', ylabel='evaluation return',
            title=title)
   axis.legend()
   figure.tight_layout()

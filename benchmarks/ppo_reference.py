@@ -8,11 +8,14 @@ stack never imports it). Ours is `launch.train --agent=ppo --preset=paper`
 (8 trajectories x 128 steps per update) with 8 actors, as SB3 steps 8 envs:
 arm `ours` with the stock TF actor in fp32, so the arms differ in the PPO
 implementation alone, and `ours_int8` with the int8 actors the GST
-reproduction runs. All play the same ALE game with the same frame skip,
-no sticky actions, no-op starts, life-loss episode ends in training and
-108,000-frame games, and both are evaluated the same way: greedy full games
-every --eval_every env steps. Every arm runs every seed at the same env-step
-budget.
+reproduction runs. Ours takes SB3's update: 4 epochs of 4 shuffled
+minibatches, learning rate and clip annealed to 0 over the budget. All play
+the same ALE game with the same frame skip, no sticky actions, no-op starts,
+life-loss episode ends in training and 108,000-frame games, and are
+evaluated the same way: full games played by sampling the policy (our
+evaluator's protocol: a greedy near-uniform policy can stall Breakout for a
+whole game) every --eval_every env steps. Every arm runs every seed at the
+same env-step budget.
 
 Each finished run's evaluator.csv and summary.json go to --results_dir
 (committed with --commit_results), and the table and plot are written from
@@ -149,6 +152,8 @@ def ours(path: str, arm: str, seed: str):
       'agent': 'ppo', 'env': f'ale:{_GAME.value}', 'preset': 'paper',
       'actor_precision': ARMS[arm], 'num_actors': _NUM_ACTORS.value,
       'seed': int(seed), 'max_actor_steps': _BUDGET.value,
+      # The RL Zoo anneals the learning rate and clip over the whole run.
+      'ppo.anneal_steps': _BUDGET.value // ENV_STEPS_PER_UPDATE,
       # A backstop only: the budget is env steps.
       'max_seconds': _BUDGET.value / 50.0,
       'eval_every': _EVAL_EVERY.value // ENV_STEPS_PER_UPDATE,
@@ -168,7 +173,8 @@ def write_tables(results_dir: str) -> List[str]:
     handle.write(
         f'# PPO on ale:{_GAME.value}: ours against Stable-Baselines3\n\n'
         'Written by `python -m benchmarks.ppo_reference` from the runs '
-        'recorded here. Greedy return of full games (mean of '
+        'recorded here. Return of full games played by sampling the '
+        'policy (mean of '
         f'{_EVAL_EPISODES.value}) at the latest evaluation at or before '
         'each budget: mean [min, max] over seeds. sb3: Stable-Baselines3 '
         'PPO, RL Zoo Atari hyper-parameters; ours: `launch.train '

@@ -127,7 +127,16 @@ def _check_overrides(agent: str, overrides: Dict[str, Any]) -> None:
 def _check_agent_config(agent_config) -> None:
   """What the agent will build from its config, built now: a D4PG support
   with vmin < vmax, and the learner table's Reverb rate limiter (the one
-  the replay node would make, so its refusal is not a replay.log line)."""
+  the replay node would make, so its refusal is not a replay.log line), and
+  PPO minibatches that split a batch's steps evenly."""
+  minibatches = getattr(agent_config, 'num_minibatches', None)
+  if minibatches is not None:
+    steps = agent_config.batch_size * agent_config.unroll_length
+    if minibatches < 1 or steps % minibatches:
+      raise UsageError(
+          f'num_minibatches={minibatches} must divide a batch\'s {steps} '
+          f'steps (batch_size={agent_config.batch_size} x '
+          f'unroll_length={agent_config.unroll_length})')
   vmin, vmax = (getattr(agent_config, 'vmin', None),
                 getattr(agent_config, 'vmax', None))
   if vmin is not None and vmin >= vmax:

@@ -16,7 +16,7 @@ once per publish period) or its int8 logits differ, truncated importance weights
 from the stored behaviour log-probabilities correct for it; uncorrected,
 Breakout's A2C diverged here (entropy 0 after 4,250 steps at lag ~50).
 PPO (agents/ppo/learning.py) changes the targets to GAE, the policy loss
-and the epochs.
+and the update's minibatches.
 """
 from typing import Dict, List, NamedTuple
 
@@ -128,8 +128,8 @@ class ActorCriticLearner(compiled.CompiledLearnerMixin, acme.Learner):
                                          targets.advantages)
 
   def _loss(self, logits, values, targets: Targets, batch: Batch):
-    """Total loss and its parts, over the first T steps."""
-    logits, values = logits[:-1], values[:-1]
+    """Total loss and its parts over the steps that have targets (logits
+    and values without the bootstrap step)."""
     policy_loss = masked_mean(self._policy_loss(logits, targets, batch),
                               batch.valid)
     value_loss = masked_mean(0.5 * tf.square(targets.returns - values),
@@ -165,7 +165,6 @@ class ActorCriticLearner(compiled.CompiledLearnerMixin, acme.Learner):
 
   def _compiled_update(self, sample) -> Dict[str, tf.Tensor]:
     batch = time_major_batch(sample.data)
-    variables = self._network.trainable_variables
     targets, metrics = None, {}
     for _ in range(self._num_epochs):
       with tf.GradientTape() as tape:
@@ -174,15 +173,20 @@ class ActorCriticLearner(compiled.CompiledLearnerMixin, acme.Learner):
           log_rhos = self._log_rhos(logits, batch)
           targets = self._targets(values, log_rhos, batch)
           metrics.update(self._off_policy_metrics(log_rhos, batch))
-        loss, losses = self._loss(logits, values, targets, batch)
-      gradients = tape.gradient(loss, variables)
-      self._record_gradients(gradients, variables)
-      gradients, _ = tf.clip_by_global_norm(gradients,
-                                            self._max_gradient_norm)
-      self._optimizer.apply(gradients, variables)
-      self._apply_constraint()
+        loss, losses = self._loss(logits[:-1], values[:-1], targets, batch)
+      self._descend(tape, loss)
     self._num_steps.assign_add(1)
     return {**metrics, **losses}
+
+  def _descend(self, tape: tf.GradientTape, loss: tf.Tensor) -> None:
+    """One optimizer step on `loss` (gradients clipped by global norm),
+    then the compression constraint."""
+    variables = self._network.trainable_variables
+    gradients = tape.gradient(loss, variables)
+    self._record_gradients(gradients, variables)
+    gradients, _ = tf.clip_by_global_norm(gradients, self._max_gradient_norm)
+    self._optimizer.apply(gradients, variables)
+    self._apply_constraint()
 
   def get_variables(self, names: List[str]) -> List[List[np.ndarray]]:
     """'policy': every variable of the logits network (GST state included,

@@ -7,14 +7,25 @@ from quarl.settings import setting
 
 @dataclasses.dataclass
 class PPOConfig(A2CConfig):
-  """Schulman et al. 2017's Atari PPO as CleanRL runs it (Adam 2.5e-4,
-  clip 0.1, GAE lambda 0.95, 4 epochs over each batch), with batches of
-  `batch_size` trajectories of `unroll_length` steps sized for 2 cores."""
+  """Schulman et al. 2017's Atari PPO as Stable-Baselines3 and CleanRL run
+  it (Adam 2.5e-4, clip 0.1, GAE lambda 0.95, 4 epochs of 4 shuffled
+  minibatches over each batch), with batches of `batch_size` trajectories
+  of `unroll_length` steps sized for 2 cores. The RL Zoo anneals the
+  learning rate and clip to 0 over the run; here `anneal_steps` says over
+  how many learner steps (a sweep sets it from its env-step budget), as a
+  run's end is otherwise unknown to its learner."""
   batch_size: int = setting(8, 'Trajectories per learner batch')
-  learning_rate: float = setting(2.5e-4, 'Adam learning rate')
+  learning_rate: float = setting(2.5e-4, 'Adam learning rate at the start')
   gae_lambda: float = setting(0.95, 'GAE lambda')
   num_epochs: int = setting(4, 'Passes over each batch')
-  clip_epsilon: float = setting(0.1, 'Clip of the probability ratio')
+  num_minibatches: int = setting(
+      4, 'Gradient steps per pass, each on an equal share of the batch\'s '
+      'steps shuffled across trajectories')
+  clip_epsilon: float = setting(0.1, 'Clip of the probability ratio at the '
+                                'start')
+  anneal_steps: int = setting(
+      0, 'Learner steps over which the learning rate and clip fall '
+      'linearly to 0 (0: both constant)')
 
 
 # `paper` is the PPO paper's batch: 8 actors x 128 steps per update.

@@ -14,12 +14,14 @@ from onpolicy_helpers import start
 
 UNROLL = 8
 BATCH = 4
+ANNEAL_STEPS = 4
 
 
 @pytest.fixture(scope='module')
 def setup():
   agent, server, client, bundle, logger = start(
-      ppo, unroll_length=UNROLL, batch_size=BATCH, queue_size=16)
+      ppo, unroll_length=UNROLL, batch_size=BATCH, queue_size=16,
+      anneal_steps=ANNEAL_STEPS)
   act(agent, bundle.learner, client, 2 * BATCH)
   yield agent, client, bundle, logger
   server.stop()
@@ -39,9 +41,15 @@ def test_ratio_is_one_until_the_learner_moves(setup):
   assert float(second['policy_lag']) == 1.0
   assert float(second['max_ratio_error']) > 1e-3
   assert client.server_info()[replay.REPLAY_TABLE].current_size == 0
-  # Four epochs over each batch: four optimizer updates per learner step.
+  # Each epoch takes one optimizer step per minibatch.
+  config = agent.config
   optimizer = bundle.checkpointables['optimizer']
-  assert int(optimizer.step.numpy()) == 2 * agent.config.num_epochs
+  assert int(optimizer.step.numpy()) == (
+      2 * config.num_epochs * config.num_minibatches)
+  # The learning rate falls linearly to 0 over ANNEAL_STEPS learner steps.
+  assert [float(row['learning_rate']) for row in logger.rows] == (
+      pytest.approx([config.learning_rate * (1 - step / ANNEAL_STEPS)
+                     for step in (1, 2)]))
   after = bundle.learner.get_variables(['policy'])[0]
   assert any(not np.array_equal(a, b) for a, b in zip(after, before))
   assert all(np.isfinite(float(row['loss'])) for row in logger.rows)
