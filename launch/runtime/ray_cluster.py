@@ -50,10 +50,6 @@ class NodeHost:
     self._starter = None
     self._processes = {}
 
-  def address(self) -> str:
-    import ray  # pylint: disable=g-import-not-at-top
-    return ray.util.get_node_ip_address()
-
   def missing(self, paths: Sequence[str]) -> List[str]:
     return [path for path in paths if not os.path.exists(path)]
 

@@ -336,7 +336,3 @@ def _fmt(value) -> str:
   if value is None:
     return 'n/a'
   return f'{value:.4g}' if isinstance(value, float) else str(value)
-
-
-def dump(summary: Dict[str, Any]) -> str:
-  return json.dumps(summary, indent=2, sort_keys=True, default=str)
