@@ -41,7 +41,9 @@ def _comparable(text, directory):
     ('docs/results/actorq_regimes/paper_tasks', 'results.md',
      ['launch.reproduce_actorq', '--regimes=authors', '--seeds=0,1',
       '--precisions=fp32_tf,fp32,int8', '--results_dir=DIR',
-      '--tasks=d4pg:dm_control:finger:spin,d4pg:dm_control:walker:stand']),
+      '--tasks=' + ','.join(f'd4pg:dm_control:{task}' for task in (
+          'finger:spin', 'walker:stand', 'hopper:stand', 'reacher:hard',
+          'cheetah:run'))]),
 ])
 def test_committed_table_is_what_the_script_writes(tmp_path, relative, table,
                                                    command):
