@@ -435,3 +435,12 @@ def test_the_environment_cannot_choose_host_networking(tmp_path):
     assert 'QUARL_NETWORK=host is set' in line
     assert 'only --network=host opts out' in line
     assert not run_dir.exists()
+
+
+def test_ppo_minibatches_must_split_a_batch_evenly(tmp_path):
+  settings = {'agent': 'ppo', 'env': 'ale:Breakout', 'run_dir': str(tmp_path),
+              'ppo.batch_size': 4, 'ppo.unroll_length': 8}
+  assert cli.resolve({**settings, 'ppo.num_minibatches': 8}
+                     ).agent_config.num_minibatches == 8
+  with pytest.raises(cli.UsageError, match='must divide a batch\'s 32 steps'):
+    cli.resolve({**settings, 'ppo.num_minibatches': 5})
