@@ -79,10 +79,13 @@ def test_graph_and_xla_agree_for_20_steps_with_gst(name):
   np.testing.assert_allclose(xla_losses, graph_losses, rtol=1e-4, atol=1e-6)
   # Adam moves a weight by about its learning rate whatever the gradient's
   # size, so where a gradient is ~0 XLA's reordered float sums can flip a
-  # step: weights agree to a fraction of one step (1e-4), not to 1e-5 (a
-  # Reverb-drawn batch once gave one of 1,632 elements 6.6e-5 apart).
-  for xla, graph in zip(xla_weights, graph_weights):
-    np.testing.assert_allclose(xla, graph, rtol=1e-4, atol=1e-4)
+  # step's sign. Nearly every weight agrees to 1e-5; the few flipped ones
+  # (CI once saw 2 of 32 critic biases 2.5e-4 apart) stay within one step of
+  # the largest learning rate here (1e-3).
+  xla = np.concatenate([w.ravel() for w in xla_weights])
+  graph = np.concatenate([w.ravel() for w in graph_weights])
+  assert np.mean(np.abs(xla - graph) > 1e-5) < 0.01
+  np.testing.assert_allclose(xla, graph, rtol=0, atol=1e-3)
   # The constraint ran inside the steps: after 20 optimizer updates the
   # kernels are still exactly block-circulant (re-projecting moves nothing).
   for layer in bundle.compressible_layers:
