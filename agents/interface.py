@@ -51,9 +51,9 @@ class Agent(abc.ABC):
 
   # 'continuous' or 'discrete': checked against the environment up front.
   action_kind: str
-  # 'vector' (flat float32) or 'pixel' (uint8 frame stacks): what the
+  # Of 'vector' (flat float32) and 'pixel' (uint8 frame stacks): what the
   # networks take, checked against the environment up front too.
-  observation_kind = 'vector'
+  observation_kinds = ('vector',)
   # On-policy agents learn from trajectories of the acting policy (a queue,
   # not a replay) and stamp them with the acting model's learner step, which
   # their learners serve exactly (LEARNER_STEP) for the quantizer to record.

@@ -31,13 +31,13 @@ from quarl.actors import exploration as exploration_lib
 
 
 class OnPolicyAgent(interface.Agent):
-  """Discrete-action actor-critic over pixels; subclasses give the network,
+  """Discrete-action actor-critic over pixels or flat vectors; subclasses give the network,
   the learner and its optimizer. The config needs unroll_length, batch_size,
   queue_size, discount, entropy_cost, value_cost,
   max_gradient_norm and calibration_size."""
 
   action_kind = 'discrete'
-  observation_kind = 'pixel'
+  observation_kinds = ('pixel', 'vector')
   on_policy = True
 
   @abc.abstractmethod

@@ -344,14 +344,21 @@ def _check_env_fits_agent(config: RunConfig) -> None:
     environment = envs.make_environment(config.env, config.seed)
   except envs.EnvironmentBuildError as error:
     raise UsageError(str(error)) from error
+  try:
+    _check_kinds(config, agent_class, environment)
+  finally:
+    environment.close()  # Football's runs in a child process.
+
+
+def _check_kinds(config: RunConfig, agent_class, environment) -> None:
   kind = envs.action_kind(environment)
   if kind != agent_class.action_kind:
     raise UsageError(
         f'--env={config.env} has {kind} actions but --agent={config.agent} '
         f'needs {agent_class.action_kind} actions')
   observations = envs.observation_kind(environment)
-  if observations != agent_class.observation_kind:
+  if observations not in agent_class.observation_kinds:
     raise UsageError(
         f'--env={config.env} has {observations} observations but '
-        f'--agent={config.agent} needs {agent_class.observation_kind} '
-        'observations')
+        f'--agent={config.agent} needs '
+        f'{" or ".join(agent_class.observation_kinds)} observations')

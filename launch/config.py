@@ -63,7 +63,8 @@ class RunConfig:
   agent: str = setting('d4pg', 'a2c, d4pg, dqn, ppo or td3')
   env: str = setting(
       'gym:Pendulum-v1', 'dm_control:DOMAIN:TASK, gym:ID, gymnasium:ID '
-      '(MuJoCo v5 tasks) or ale:GAME (Atari 2600)')
+      '(MuJoCo v5 tasks), ale:GAME (Atari 2600) or football:SCENARIO '
+      '(Google Research Football, after `make football`)')
   actor_precision: str = setting(
       'int8', f'{", ".join(ACTOR_PRECISIONS)}: fp32_tf is the stock Acme TF '
       'actor (the baseline); the others are TFLite models run by LiteRT')

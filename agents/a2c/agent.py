@@ -1,4 +1,4 @@
-"""A2C for ActorQ: Nature-CNN actor-critic, int8 actors sample its logits."""
+"""A2C for ActorQ: an actor-critic whose logits int8 actors sample."""
 import sonnet as snt
 from acme.tf import utils as tf2_utils
 
@@ -17,7 +17,8 @@ class A2CAgent(onpolicy.OnPolicyAgent):
 
   def network(self) -> networks.ActorCriticNetwork:
     network = networks.ActorCriticNetwork(
-        self.environment_spec.observations.shape, self.num_actions)
+        self.environment_spec.observations.shape, self.num_actions,
+        self.config.mlp_layers)
     tf2_utils.create_variables(network, [self.environment_spec.observations])
     return network
 

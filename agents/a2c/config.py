@@ -1,5 +1,6 @@
 """A2C hyper-parameters: one plain dataclass, filled from flags at the edge."""
 import dataclasses
+from typing import Sequence
 
 from quarl.settings import setting
 
@@ -25,6 +26,9 @@ class A2CConfig:
       1, 'Gradient steps per batch (A2C uses each trajectory once)')
   queue_size: int = setting(
       16, 'Trajectories queued for the learner before actors block')
+  mlp_layers: Sequence[int] = setting(
+      (256, 256, 256), 'Hidden layers of the MLP torso for flat-vector '
+      'observations (frames get the Nature CNN)')
   calibration_size: int = setting(
       128, 'Recent trajectories kept for int8 calibration (T+1 frames each)')
 

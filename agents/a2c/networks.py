@@ -1,4 +1,5 @@
-"""Frames -> policy logits and state value over one Nature-CNN torso."""
+"""Observations -> policy logits and state value over one shared torso: the
+Nature CNN for frames, an MLP for flat vectors (Football's simple115v2)."""
 from typing import Sequence, Tuple
 
 import sonnet as snt
@@ -8,17 +9,22 @@ from quarl import compression
 
 
 class ActorCriticNetwork(snt.Module):
-  """OpenAI baselines' Atari A2C/PPO network: one Nature-CNN torso (its
-  compressible conv and dense layers are GST's scope), a dense policy head
-  and a dense value head.
+  """OpenAI baselines' A2C/PPO network: one torso (its compressible layers
+  are GST's scope), a dense policy head and a dense value head. Frames
+  ([H, W, C]) get the Nature CNN; flat vectors an MLP of `mlp_layers` with
+  its first layer dense, as GST keeps input layers.
 
   `policy` (obs -> logits) shares the torso and is what actors run.
   """
 
   def __init__(self, observation_shape: Sequence[int], num_actions: int,
-               name: str = 'actor_critic'):
+               mlp_layers: Sequence[int], name: str = 'actor_critic'):
     super().__init__(name=name)
-    self.torso = compression.NatureCNNTorso(observation_shape)
+    if len(observation_shape) == 3:
+      self.torso = compression.NatureCNNTorso(observation_shape)
+    else:
+      self.torso = compression.make_compressible_mlp(
+          mlp_layers, activate_final=True, dense_last=False, name='mlp_torso')
     # A small policy head starts near the uniform policy (maximum entropy),
     # as baselines' orthogonal(0.01) initialisation does.
     self._policy_head = snt.Linear(

@@ -81,16 +81,30 @@ class PPOLearner(learning.ActorCriticLearner):
         lambda x: tf.reshape(x, [-1] + x.shape[2:].as_list()),
         (batch._replace(observations=batch.observations[:-1]), targets))
     size = steps[1].returns.shape[0]
-    for _ in range(self._num_epochs):
-      order = tf.argsort(tf.random.uniform([size]))
-      for part in tf.split(order, self._num_minibatches):
-        minibatch, minibatch_targets = tree.map_structure(
-            lambda x, part=part: tf.gather(x, part), steps)
-        with tf.GradientTape() as tape:
-          logits, values = self._network(minibatch.observations)
-          loss, losses = self._loss(logits, values, minibatch_targets,
-                                    minibatch)
-        self._descend(tape, loss)
+    part_size = size // self._num_minibatches
+
+    # One traced gradient step in a loop, not epochs x minibatches copies of
+    # it: XLA compiled the unrolled form for 1.5-2 minutes.
+    def minibatch_step(index, order, unused_losses=None):
+      order = tf.cond(index % self._num_minibatches == 0,
+                      lambda: tf.argsort(tf.random.uniform([size])),
+                      lambda: order)
+      part = tf.slice(order, [(index % self._num_minibatches) * part_size],
+                      [part_size])
+      minibatch, minibatch_targets = tree.map_structure(
+          lambda x: tf.gather(x, part), steps)
+      with tf.GradientTape() as tape:
+        logits, values = self._network(minibatch.observations)
+        loss, losses = self._loss(logits, values, minibatch_targets,
+                                  minibatch)
+      self._descend(tape, loss)
+      return index + 1, order, losses
+
+    _, _, losses = minibatch_step(tf.constant(0), tf.range(size))
+    _, _, losses = tf.while_loop(
+        lambda index, order, losses: index < self._num_epochs *
+        self._num_minibatches, minibatch_step,
+        (tf.constant(1), tf.range(size), losses))
     self._num_steps.assign_add(1)
     return {**metrics, **losses,
             'learning_rate': self._optimizer.learning_rate.read_value()}

@@ -63,14 +63,28 @@ def _action_spec_and_converter(space,
                    'only Box and Discrete are')
 
 
+def timestep(observation: np.ndarray, reward: float, terminated: bool,
+             truncated: bool) -> dm_env.TimeStep:
+  """A gym step as a dm_env step: `terminated` ends an episode with discount
+  0, `truncated` (a TimeLimit) with discount 1, so TD targets still bootstrap
+  from the cut-off state; when both are set the episode really ended, so
+  termination wins."""
+  if terminated:
+    step_type, discount = dm_env.StepType.LAST, 0.0
+  elif truncated:
+    step_type, discount = dm_env.StepType.LAST, 1.0
+  else:
+    step_type, discount = dm_env.StepType.MID, 1.0
+  return dm_env.TimeStep(step_type, np.float32(reward), np.float32(discount),
+                         observation)
+
+
 class GymEnvironment(dm_env.Environment):
   """A gym or gymnasium env seen as a dm_env.Environment (`spaces`: its
   library's spaces module).
 
-  Observations are flattened to one float32 vector. gym's `terminated` ends
-  an episode with discount 0, while `truncated` (a TimeLimit) ends it with
-  discount 1 so TD targets still bootstrap from the cut-off state; when both
-  are set the episode really ended, so termination wins.
+  Observations are flattened to one float32 vector; episode ends as
+  `timestep` says.
   Only the first reset is seeded: later episodes differ from each other, yet
   the whole run repeats for the same seed.
   """
@@ -103,14 +117,8 @@ class GymEnvironment(dm_env.Environment):
     observation, reward, terminated, truncated, _ = self._environment.step(
         self._to_gym_action(action))
     self._reset_next_step = terminated or truncated
-    if terminated:
-      step_type, discount = dm_env.StepType.LAST, 0.0
-    elif truncated:
-      step_type, discount = dm_env.StepType.LAST, 1.0
-    else:
-      step_type, discount = dm_env.StepType.MID, 1.0
-    return dm_env.TimeStep(step_type, np.float32(reward), np.float32(discount),
-                           self._observation(observation))
+    return timestep(self._observation(observation), reward, terminated,
+                    truncated)
 
   def observation_spec(self) -> specs.Array:
     return self._observation_spec

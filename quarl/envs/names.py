@@ -1,5 +1,5 @@
-"""Environment names: `dm_control:DOMAIN:TASK`, `gym:ID`, `gymnasium:ID` or
-`ale:GAME`.
+"""Environment names: `dm_control:DOMAIN:TASK`, `gym:ID`, `gymnasium:ID`,
+`ale:GAME` or `football:SCENARIO`.
 
 One string names an environment everywhere (flags, config.json, run dirs), so
 a typo should fail fast, before any node of a distributed program starts, and
@@ -12,6 +12,7 @@ import dm_env
 
 from quarl.envs import atari_env
 from quarl.envs import dm_control_env
+from quarl.envs import football_env
 from quarl.envs import gym_env
 from quarl.envs.errors import EnvironmentNameError
 
@@ -32,6 +33,8 @@ SCHEMES: Dict[str, Scheme] = {
     'gymnasium': Scheme('gymnasium:ID', gym_env.GYMNASIUM.known_targets,
                         gym_env.GYMNASIUM.load),
     'ale': Scheme('ale:GAME', atari_env.known_targets, atari_env.load),
+    'football': Scheme('football:SCENARIO', football_env.known_targets,
+                       football_env.load),
 }
 
 

@@ -1,4 +1,4 @@
-"""A real Reverb queue on ale:Breakout, filled by an on-policy agent's own
+"""A real Reverb queue on ale:Breakout (or `game`), filled by an on-policy agent's own
 adder through its TF actor acting with the learner's policy."""
 import acme
 import numpy as np
@@ -12,12 +12,12 @@ from replay_helpers import RecordingLogger
 GAME = 'ale:Breakout'
 
 
-def start(agent_package, **overrides):
+def start(agent_package, game=GAME, **overrides):
   """(agent, server, client, bundle, logger): the learner logs every step."""
-  environment = envs.make_environment(GAME, 0, training=True)
+  environment = envs.make_environment(game, 0, training=True)
   agent = agent_package.AGENT_CLASS(
       specs.make_environment_spec(environment),
-      agent_package.config_for_env(GAME, **overrides))
+      agent_package.config_for_env(game, **overrides))
   server = reverb.Server(agent.replay_tables(), port=None)
   client = reverb.Client(f'localhost:{server.port}')
   logger = RecordingLogger()
@@ -25,11 +25,12 @@ def start(agent_package, **overrides):
   return agent, server, client, bundle, logger
 
 
-def act(agent, learner, client, num_trajectories: int, seed: int = 0):
+def act(agent, learner, client, num_trajectories: int, seed: int = 0,
+        game=GAME):
   """Plays training episodes with the learner's current policy until
   `num_trajectories` trajectories are queued (fewer than the queue holds,
   or the actor would block)."""
-  environment = envs.make_environment(GAME, seed, training=True)
+  environment = envs.make_environment(game, seed, training=True)
   actor = agent.make_tf_actor(learner, agent.make_adder(client), 1.0,
                               np.random.default_rng(seed))
   loop = acme.EnvironmentLoop(environment, actor, should_update=False,

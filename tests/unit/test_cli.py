@@ -296,10 +296,6 @@ def _gst(**knobs):
     (dict(agent_overrides=dict(vmax=-2000.0)),  # Pendulum's vmin: -1500.
      'vmin=-1500.0 must be below vmax=-2000.0'),
     (dict(agent_overrides=dict(vmin=-math.inf)), '--d4pg.vmin=-inf must be finite'),
-    (dict(agent='a2c', env='gym:CartPole-v1'), '--env=gym:CartPole-v1 has vector '
-     'observations but --agent=a2c needs pixel observations'),
-    (dict(agent='ppo', env='gym:CartPole-v1'),
-     '--agent=ppo needs pixel observations'),
     (dict(agent='dqn', env='ale:Breakout'), '--env=ale:Breakout has pixel '
      'observations but --agent=dqn needs vector observations'),
     (dict(network='isolated', launch_type='ray',

@@ -59,6 +59,27 @@ def test_ppo_keeps_the_a2c_torso_for_compression(setup):
   assert len(setup[2].compressible_layers) == 3
 
 
+def test_flat_vectors_get_an_mlp_torso_with_a_dense_input_layer():
+  """Football's simple115v2 is a flat vector: CartPole stands in."""
+  game = 'gym:CartPole-v1'
+  agent, server, client, bundle, logger = start(
+      ppo, game=game, unroll_length=UNROLL, batch_size=BATCH,
+      queue_size=16, mlp_layers=(64, 32, 16))
+  try:
+    torso = bundle.networks[0].torso
+    assert [layer.output_size for layer in torso.layers] == [64, 32, 16]
+    assert bundle.compressible_layers == list(torso.layers[1:])
+    act(agent, bundle.learner, client, BATCH, game=game)
+    weights = bundle.networks[0].policy.trainable_variables
+    before = [w.numpy() for w in weights]
+    bundle.learner.step()
+    assert all(not np.array_equal(w.numpy(), b)
+               for w, b in zip(weights, before))
+    assert np.isfinite(float(logger.rows[-1]['loss']))
+  finally:
+    server.stop()
+
+
 def test_ppo_imports_before_a2c():
   """The launcher imports only the chosen agent's package."""
   root = os.path.dirname(os.path.dirname(os.path.dirname(
