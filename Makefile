@@ -9,7 +9,7 @@ PY := $(VENV)/bin/python
 export MUJOCO_GL := disable
 export TF_CPP_MIN_LOG_LEVEL := 2
 
-.PHONY: demo demo-multihost test test-unit test-integration bazel-test benchmark docs results clean-venv
+.PHONY: demo demo-multihost test test-unit test-integration test-football football bazel-test benchmark docs results clean-venv
 
 # The editable install goes through pyproject.toml's build backend (PEP 660),
 # not the deprecated `setup.py develop`; editable_mode=compat puts the
@@ -46,13 +46,26 @@ demo-multihost: $(VENV)/.installed
 	  --run_dir=runs/demo_multihost --overwrite
 
 test: $(VENV)/.installed
-	$(PY) -m pytest -q tests
+	$(PY) -m pytest -q tests --ignore=tests/football
 
 test-unit: $(VENV)/.installed
 	$(PY) -m pytest -q tests/unit
 
 test-integration: $(VENV)/.installed
 	$(PY) -m pytest -q -m integration tests/integration
+
+# Google Research Football (football:SCENARIO) runs under its own Python
+# (Debian's 3.11, for its Boost.Python), built here in about 11 minutes;
+# its tests train on the real engine, so they have their own target.
+FOOTBALL_VENV := .cache/football/venv
+football: $(FOOTBALL_VENV)/.installed
+
+$(FOOTBALL_VENV)/.installed: tools/install_football.sh
+	tools/install_football.sh $(FOOTBALL_VENV)
+	touch $@
+
+test-football: $(VENV)/.installed $(FOOTBALL_VENV)/.installed
+	$(PY) -m pytest -q tests/football
 
 bazel-test: $(VENV)/.installed
 	tools/bazel_test.sh

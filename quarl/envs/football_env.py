@@ -40,21 +40,17 @@ def football_python() -> str:
 
 
 def load(scenario: str, seed: int, training: bool) -> dm_env.Environment:
-  """Scenario `scenario` with the engine seeded by `seed`; the scoring
-  reward (+1 a goal scored, -1 conceded), no dumps, no rendering."""
+  """Scenario `scenario` as football_engine.make builds it, in a child
+  process."""
   del training  # The same environment for training and evaluation.
   python = football_python()
   if not os.access(python, os.X_OK):
     raise EnvironmentBuildError(
         f'football:{scenario} needs the Football engine: run `make '
         f'football` (or set QUARL_FOOTBALL_PYTHON); {python} is missing')
-  kwargs = dict(env_name=scenario, representation='simple115v2',
-                rewards='scoring', render=False, write_goal_dumps=False,
-                write_full_episode_dumps=False,
-                other_config_options={'game_engine_random_seed': seed})
   try:
     return remote_env.RemoteEnvironment(
-        python, 'gfootball.env:create_environment', kwargs,
+        python, 'football_engine:make', dict(scenario=scenario, seed=seed),
         name=f'football:{scenario}')
   except remote_env.EnvironmentServerError as error:
     raise EnvironmentBuildError(str(error)) from error

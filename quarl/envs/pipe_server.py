@@ -9,8 +9,9 @@ stack can never import. `remote_env.RemoteEnvironment` is the other end.
 Frames are pickles behind an 8-byte big-endian length. The client sends
 ('reset', None), ('step', action) or ('close', None); the server answers
 ('ok', payload) or ('error', one line). The first frame the server writes
-is the spec: ('ok', (observation_shape, num_actions)). Observations go out
-as flat float32 arrays; a step's payload is (observation, reward,
+is the spec: ('ok', (observation_size, num_actions)). Observations go out
+as the bytes of a flat float32 array (not a pickled array: the two Pythons'
+NumPy releases differ); a step's payload is (observation, reward,
 terminated, truncated). Environments with the 4-tuple step API (gym < 0.26,
 which Football uses) end episodes with `done`, read as terminated.
 
@@ -45,8 +46,8 @@ def write_frame(stream, value) -> None:
   stream.flush()
 
 
-def _flat(observation) -> np.ndarray:
-  return np.asarray(observation, np.float32).reshape(-1)
+def _flat(observation) -> bytes:
+  return np.asarray(observation, np.float32).tobytes()
 
 
 def _reset(environment):
@@ -70,8 +71,8 @@ def serve(factory: str, kwargs: dict, requests, replies) -> None:
   until 'close' or the end of the request stream."""
   module, _, name = factory.partition(':')
   environment = getattr(importlib.import_module(module), name)(**kwargs)
-  shape = tuple(_flat(np.zeros(environment.observation_space.shape)).shape)
-  write_frame(replies, ('ok', (shape, int(environment.action_space.n))))
+  size = int(np.prod(environment.observation_space.shape))
+  write_frame(replies, ('ok', (size, int(environment.action_space.n))))
   try:
     while True:
       request = read_frame(requests)

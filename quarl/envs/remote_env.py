@@ -30,6 +30,10 @@ class EnvironmentServerError(RuntimeError):
   """The environment process failed, died or did not answer in time."""
 
 
+def _observation(data: bytes) -> np.ndarray:
+  return np.frombuffer(data, np.float32).copy()
+
+
 class RemoteEnvironment(dm_env.Environment):
   """`factory(**kwargs)` ('module:callable', a gym-API environment with a
   Discrete action space) built by `python` in a child process, seen as a
@@ -51,8 +55,8 @@ class RemoteEnvironment(dm_env.Environment):
         [python, SERVER, factory, json.dumps(kwargs)],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
         env={**os.environ, **(extra_env or {})})
-    shape, num_actions = self._reply(build_timeout_s)
-    self._observation_spec = specs.Array(shape, np.float32, 'observation')
+    size, num_actions = self._reply(build_timeout_s)
+    self._observation_spec = specs.Array((size,), np.float32, 'observation')
     self._action_spec = specs.DiscreteArray(num_actions, np.int32,
                                             name='action')
     self._reset_next_step = True
@@ -87,7 +91,7 @@ class RemoteEnvironment(dm_env.Environment):
 
   def reset(self) -> dm_env.TimeStep:
     self._reset_next_step = False
-    return dm_env.restart(self._call('reset'))
+    return dm_env.restart(_observation(self._call('reset')))
 
   def step(self, action) -> dm_env.TimeStep:
     if self._reset_next_step:
@@ -95,7 +99,8 @@ class RemoteEnvironment(dm_env.Environment):
     observation, reward, terminated, truncated = self._call(
         'step', int(action))
     self._reset_next_step = terminated or truncated
-    return gym_env.timestep(observation, reward, terminated, truncated)
+    return gym_env.timestep(_observation(observation), reward, terminated,
+                            truncated)
 
   def observation_spec(self) -> specs.Array:
     return self._observation_spec
