@@ -51,9 +51,10 @@ SCHEDULES = ('standard', 'early')
 # Per agent, the defaults of the flags below that are left unset, the
 # 'early' schedule in learner steps, and the launch.train settings every
 # run gets (`train`). On-policy learners consume exactly
-# batch x unroll env steps per update (A2C 4 x 16, PPO 8 x 16); their four
-# actors make a batch's trajectories come from different games, and a
-# publish every 10 learner steps keeps the acting model close behind.
+# batch x unroll env steps per update (A2C 4 x 16, PPO 8 x 16); their
+# actors (A2C four, PPO's on Football two: its engine is slow) make a
+# batch's trajectories come from different games, and a publish every 10
+# learner steps keeps the acting model close behind.
 # TD3 runs the TD3 paper's setting (`--preset=paper`: agents/td3/config.py)
 # so that its dense arm can be held to the TD3 authors' learning curve.
 AGENT_DEFAULTS = {
@@ -68,11 +69,14 @@ AGENT_DEFAULTS = {
                 max_actor_steps=400_000, max_seconds=3000.0, seeds=['0'],
                 early=(500, 4500), eval_every=200,
                 train=dict(num_actors=4, publish_period='10')),
-    'ppo': dict(envs=['ale:Breakout'],
-                methods=['gst_B4_s1.0', 'dense'],
-                max_actor_steps=200_000, max_seconds=3000.0, seeds=['0'],
-                early=(150, 1100), eval_every=50,
-                train=dict(num_actors=4, publish_period='10')),
+    # The GST paper's PPO row is on Football; 10 evaluation episodes, as a
+    # scenario's return is a goal or none.
+    'ppo': dict(envs=['football:academy_empty_goal_close'],
+                methods=['dense', 'prune', 'gst_B4_s1.0'],
+                max_actor_steps=500_000, max_seconds=3600.0,
+                seeds=['0', '1', '2'], early=(150, 1100), eval_every=100,
+                train=dict(num_actors=2, publish_period='10',
+                           eval_episodes=10)),
 }
 
 class Arm(NamedTuple):
@@ -155,28 +159,40 @@ def recorded(results_dir: str) -> List[Arm]:
       float(a.sparsity or 0)))
 
 
+def _agent_config(chosen: Dict, env: str):
+  """The agent config every arm of `chosen` runs on `env`."""
+  agent, train = chosen['agent'], chosen['train']
+  prefix = f'{agent}.'
+  return cli.make_agent_config(
+      agent, env, {name[len(prefix):]: value for name, value in
+                   train.items() if name.startswith(prefix)},
+      train.get('preset', RunConfig.preset))
+
+
+def budget_learner_steps(chosen: Dict, env: str) -> int:
+  """The learner steps the env-step budget makes on `env`."""
+  return agents.lookup(chosen['agent'])[0].learner_steps(
+      _agent_config(chosen, env), chosen['max_actor_steps'])
+
+
 def schedule_steps(chosen: Dict, arm: Arm) -> List[int]:
   """[begin, end] learner steps of the arm's schedule."""
   if arm.schedule == 'early':
     return list(chosen['early'])
-  agent, train = chosen['agent'], chosen['train']
-  prefix = f'{agent}.'
-  config = cli.make_agent_config(
-      agent, arm.env, {name[len(prefix):]: value for name, value in
-                       train.items() if name.startswith(prefix)},
-      train.get('preset', RunConfig.preset))
-  total = agents.lookup(agent)[0].learner_steps(config,
-                                                chosen['max_actor_steps'])
+  total = budget_learner_steps(chosen, arm.env)
   return [round(fraction * total) for fraction in STANDARD_FRACTIONS]
 
 
 def train_settings(chosen: Dict, arm: Arm) -> Dict:
   """The arm's launch.train settings by flag name (cli.resolve makes its
-  RunConfig)."""
+  RunConfig). PPO anneals its learning rate and clip over the budget."""
   result = dict(agent=chosen['agent'], env=arm.env, actor_precision='int8',
                 max_actor_steps=chosen['max_actor_steps'],
                 max_seconds=chosen['max_seconds'], seed=int(arm.seed),
                 eval_every=chosen['eval_every'], **METHODS[arm.method])
+  if hasattr(_agent_config(chosen, arm.env), 'anneal_steps'):
+    result[f'{chosen["agent"]}.anneal_steps'] = budget_learner_steps(
+        chosen, arm.env)
   if arm.method != 'dense':
     begin, end = schedule_steps(chosen, arm)
     result.update({'compression.s_final': float(arm.sparsity),

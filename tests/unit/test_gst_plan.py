@@ -106,6 +106,18 @@ def test_a2c_schedule_counts_batches_of_unrolls():
     assert gst_plan.schedule_steps(chosen, arm) == [1250, 5000]
 
 
+def test_ppo_anneals_over_the_learner_steps_of_its_budget():
+    chosen = dict(gst_plan.AGENT_DEFAULTS['ppo'], agent='ppo')
+    arm = gst_plan.Arm(chosen['envs'][0], 'dense', '', '', '0')
+    config = agents.config_class('ppo')()
+    assert gst_plan.train_settings(chosen, arm)['ppo.anneal_steps'] == (
+        chosen['max_actor_steps'] // (config.batch_size *
+                                      config.unroll_length))
+    td3 = _chosen()
+    assert not any('anneal' in name for name in gst_plan.train_settings(
+        td3, gst_plan.Arm('gymnasium:HalfCheetah-v5', 'dense', '', '', '0')))
+
+
 def _git(cwd, *args):
     return subprocess.run(['git', *args], cwd=cwd, capture_output=True,
                           text=True, check=True).stdout
