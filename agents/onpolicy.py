@@ -31,10 +31,10 @@ from quarl.actors import exploration as exploration_lib
 
 
 class OnPolicyAgent(interface.Agent):
-  """Discrete-action actor-critic over pixels or flat vectors; subclasses give the network,
-  the learner and its optimizer. The config needs unroll_length, batch_size,
-  queue_size, discount, entropy_cost, value_cost,
-  max_gradient_norm and calibration_size."""
+  """Discrete-action actor-critic over pixels or flat vectors; subclasses
+  give the network, the learner and its optimizer. The config needs
+  unroll_length, batch_size, queue_size, discount, entropy_cost, value_cost,
+  max_gradient_norm, mlp_layers and calibration_size."""
 
   action_kind = 'discrete'
   observation_kinds = ('pixel', 'vector')
