@@ -1,4 +1,4 @@
-"""A2C on pixels for ActorQ: trajectories through a Reverb queue."""
+"""A2C for ActorQ on pixels or flat vectors, through a Reverb queue."""
 from agents.a2c.agent import A2CAgent as AGENT_CLASS
 from agents.a2c.config import config_for_env
 
