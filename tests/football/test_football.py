@@ -41,7 +41,7 @@ def test_scenarios_are_simple115v2_vectors_with_19_actions():
     environment.close()
 
 
-def test_a_seed_repeats_the_run_and_episodes_differ():
+def test_a_seed_repeats_the_run_and_another_seed_differs():
   actions = np.random.default_rng(0).integers(19, size=300)
   runs = []
   for _ in range(2):
