@@ -7,6 +7,7 @@ import time
 import numpy as np
 import pytest
 
+from quarl import envs
 from quarl.envs import remote_env
 import pipe_standin
 
@@ -106,3 +107,11 @@ def test_close_ends_the_process():
   assert remote._process.returncode == 0  # pylint: disable=protected-access
   with pytest.raises(remote_env.EnvironmentServerError, match='is gone'):
     remote.step(0)
+
+
+def test_football_without_its_engine_says_how_to_install_it(monkeypatch):
+  monkeypatch.setenv('QUARL_FOOTBALL_PYTHON', '/nonexistent/python3.11')
+  with pytest.raises(envs.EnvironmentBuildError, match='run `make football`'):
+    envs.make_environment('football:academy_empty_goal_close', 0)
+  with pytest.raises(envs.EnvironmentNameError, match='academy_corner'):
+    envs.validate_environment_name('football:academy_coner')
