@@ -79,7 +79,24 @@ def timestep(observation: np.ndarray, reward: float, terminated: bool,
                          observation)
 
 
-class GymEnvironment(dm_env.Environment):
+class GymLikeEnvironment(dm_env.Environment):
+  """The specs every gym-API adapter shares: float32 rewards and discounts;
+  subclasses set `_observation_spec` and `_action_spec`."""
+
+  def observation_spec(self) -> specs.Array:
+    return self._observation_spec
+
+  def action_spec(self) -> specs.Array:
+    return self._action_spec
+
+  def reward_spec(self) -> specs.Array:
+    return specs.Array((), np.float32, 'reward')
+
+  def discount_spec(self) -> specs.BoundedArray:
+    return specs.BoundedArray((), np.float32, 0.0, 1.0, 'discount')
+
+
+class GymEnvironment(GymLikeEnvironment):
   """A gym or gymnasium env seen as a dm_env.Environment (`spaces`: its
   library's spaces module).
 
@@ -119,18 +136,6 @@ class GymEnvironment(dm_env.Environment):
     self._reset_next_step = terminated or truncated
     return timestep(self._observation(observation), reward, terminated,
                     truncated)
-
-  def observation_spec(self) -> specs.Array:
-    return self._observation_spec
-
-  def action_spec(self) -> specs.Array:
-    return self._action_spec
-
-  def reward_spec(self) -> specs.Array:
-    return specs.Array((), np.float32, 'reward')
-
-  def discount_spec(self) -> specs.BoundedArray:
-    return specs.BoundedArray((), np.float32, 0.0, 1.0, 'discount')
 
   def close(self) -> None:
     self._environment.close()

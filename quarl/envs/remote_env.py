@@ -34,7 +34,7 @@ def _observation(data: bytes) -> np.ndarray:
   return np.frombuffer(data, np.float32).copy()
 
 
-class RemoteEnvironment(dm_env.Environment):
+class RemoteEnvironment(gym_env.GymLikeEnvironment):
   """`factory(**kwargs)` ('module:callable', a gym-API environment with a
   Discrete action space) built by `python` in a child process, seen as a
   dm_env.Environment with flat float32 observations; episode ends follow
@@ -101,18 +101,6 @@ class RemoteEnvironment(dm_env.Environment):
     self._reset_next_step = terminated or truncated
     return gym_env.timestep(_observation(observation), reward, terminated,
                             truncated)
-
-  def observation_spec(self) -> specs.Array:
-    return self._observation_spec
-
-  def action_spec(self) -> specs.DiscreteArray:
-    return self._action_spec
-
-  def reward_spec(self) -> specs.Array:
-    return specs.Array((), np.float32, 'reward')
-
-  def discount_spec(self) -> specs.BoundedArray:
-    return specs.BoundedArray((), np.float32, 0.0, 1.0, 'discount')
 
   def _kill(self) -> None:
     self._process.kill()
