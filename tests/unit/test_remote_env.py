@@ -2,7 +2,6 @@
 RemoteEnvironment), on a stand-in run by this same Python."""
 import os
 import sys
-import time
 
 import numpy as np
 import pytest
@@ -86,11 +85,9 @@ def test_a_hung_environment_is_killed_at_the_deadline():
   remote = remote_env.RemoteEnvironment(
       kwargs=dict(hang_at_step=1), step_timeout_s=2.0, **STANDIN)
   remote.reset()
-  started = time.monotonic()
   with pytest.raises(remote_env.EnvironmentServerError,
                      match='no answer from the environment process in 2 s'):
     remote.step(0)
-  assert time.monotonic() - started < 30
   assert remote._process.poll() is not None  # pylint: disable=protected-access
 
 
