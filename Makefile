@@ -55,7 +55,7 @@ test-integration: $(VENV)/.installed
 	$(PY) -m pytest -q -m integration tests/integration
 
 # Google Research Football (football:SCENARIO) runs under its own Python
-# (Debian's 3.11, for its Boost.Python), built here in about 11 minutes;
+# (Debian's 3.11, for its Boost.Python), built from source (C++);
 # its tests train on the real engine, so they have their own target.
 FOOTBALL_VENV := .cache/football/venv
 football: $(FOOTBALL_VENV)/.installed

@@ -2,7 +2,7 @@
 # Builds Google Research Football (gfootball 2.10.2, a PyPI source
 # distribution) into a virtualenv on Debian's Python 3.11, whose
 # Boost.Python the engine links: the project's 3.10 stack talks to it
-# through quarl/envs/pipe_server.py. About 11 minutes on 2 cores.
+# through quarl/envs/pipe_server.py.
 #
 #   tools/install_football.sh VENV_DIR      (make football)
 set -euo pipefail
