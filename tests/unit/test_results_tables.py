@@ -43,7 +43,7 @@ def _comparable(text, directory):
       '--precisions=fp32_tf,fp32,int8', '--results_dir=DIR',
       '--tasks=' + ','.join(f'd4pg:dm_control:{task}' for task in (
           'finger:spin', 'walker:stand', 'hopper:stand', 'reacher:hard',
-          'cheetah:run'))]),
+          'cheetah:run')) + ',dqn:gym:Acrobot-v1,dqn:gym:MountainCar-v0']),
 ])
 def test_committed_table_is_what_the_script_writes(tmp_path, relative, table,
                                                    command):
