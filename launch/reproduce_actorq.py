@@ -120,7 +120,8 @@ FIELDS = ('regime', 'task', 'seed', 'precision', 'target_return', 'time_to_targe
           'learner_steps', 'actor_steps',
           'speedup_from_first_learner_step_vs_fp32_tf',
           'learner_steps_per_s', 'learner_busy_share',
-          'speedup_at_least_vs_fp32_tf', 'speedup_vs_fp32', 'final_return',
+          'speedup_at_least_vs_fp32_tf', 'speedup_at_most_vs_fp32_tf',
+          'speedup_vs_fp32', 'final_return',
           'best_return', 'co2_to_target_kg', 'co2_to_target_ratio_vs_fp32_tf',
           'energy_kwh', 'co2_kg', 'co2_ratio_vs_fp32_tf',
           'final_return_diff_vs_fp32_tf', 'actor_steps_per_s',
@@ -206,6 +207,16 @@ def _speedup_at_least(baseline_summary, baseline_time, time):
   return wall / time if wall else None
 
 
+def _speedup_at_most(summary, baseline_time, time):
+  """Where the baseline reached the target and this run never did: the
+  baseline's time to target over this run's whole run, an upper bound on
+  the speedup (None otherwise)."""
+  if baseline_time is None or time is not None:
+    return None
+  wall = summary.get('wall_s')
+  return baseline_time / wall if wall else None
+
+
 def _learning_floor(summary) -> float:
   """The better of the run's random-policy and zero-action returns."""
   returns = summary['baseline_returns']
@@ -248,6 +259,8 @@ def compare_task(out_dir, regime, task, seed, precisions, fraction):
         speedup_at_least_vs_fp32_tf=_speedup_at_least(
             done[BASELINE][0] if BASELINE in done else None,
             times.get(BASELINE), times[precision]),
+        speedup_at_most_vs_fp32_tf=_speedup_at_most(
+            summary, times.get(BASELINE), times[precision]),
         speedup_vs_fp32=analysis.ratio(times.get('fp32'), times[precision]),
         predicted_speedup_vs_fp32_tf=pipeline_model.predicted_speedup(
             done[BASELINE][0].get('pipeline') if BASELINE in done else None,
@@ -297,13 +310,22 @@ def _spread(values, missing: str = 'not reached') -> str:
                  f' [{len(values) - len(present)} {missing}]')
 
 
-def _at_least(bounds) -> str:
-  """The seeds' lower bounds, e.g. '>= 1.16 (2 seeds)'; '-' if none."""
-  present = [b for b in bounds if b is not None]
-  if not present:
-    return '-'
-  seeds = f' ({len(present)} seeds)' if len(present) > 1 else ''
-  return f'>= {min(present):.2f}{seeds}'
+def _bounds(rows) -> str:
+  """The seeds' one-sided bounds, e.g. '>= 1.16 (2 seeds); <= 0.90'; '-'
+  if every seed's ratio was measured or neither arm reached the target."""
+  texts = []
+  for key, sign, pick in (('speedup_at_least_vs_fp32_tf', '>=', min),
+                          ('speedup_at_most_vs_fp32_tf', '<=', max)):
+    present = [r[key] for r in rows if r[key] is not None]
+    if present:
+      seeds = f' ({len(present)} seeds)' if len(present) > 1 else ''
+      texts.append(f'{sign} {pick(present):.2f}{seeds}')
+  return '; '.join(texts) or '-'
+
+
+def _bound(row) -> str:
+  """One run's one-sided bound ('>= 4.00', '<= 0.90') or '-'."""
+  return _bounds([row])
 
 
 def seed_table(rows, regimes, tasks, precisions) -> str:
@@ -320,7 +342,7 @@ def seed_table(rows, regimes, tasks, precisions) -> str:
           _spread([r['speedup_vs_fp32_tf'] for r in mine]),
           _spread([r['speedup_from_first_learner_step_vs_fp32_tf']
                    for r in mine]),
-          _at_least([r['speedup_at_least_vs_fp32_tf'] for r in mine]),
+          _bounds(mine),
           _spread([r['predicted_speedup_vs_fp32_tf'] for r in mine], 'n/a'),
           ', '.join(sorted({r['bound'] for r in mine if r['bound']}))
           or '-',
@@ -332,7 +354,7 @@ def seed_table(rows, regimes, tasks, precisions) -> str:
       ('regime', 'task', 'precision', 'seeds',
        'time-to-target speedup vs fp32_tf',
        'the same from the first learner step',
-       'at least, where only it reached the target', 'predicted speedup',
+       'bound, where only one arm reached the target', 'predicted speedup',
        'bound',
        'CO2-to-target ratio vs fp32_tf',
        'final return minus fp32_tf, % of (best - floor)',
@@ -387,7 +409,7 @@ def write_results(out_dir, tasks, seeds, precisions, fraction,
     writer.writerows(all_rows)
   table = analysis.markdown_table(
       ('regime', 'task', 'seed', 'precision', 'target', 'time to target (s)',
-       'speedup vs fp32_tf', 'at least, where only it reached the target',
+       'speedup vs fp32_tf', 'bound, where only one arm reached the target',
        'predicted (launch/analysis/pipeline_model.py)', 'bound',
        'time to target from the first learner step (s)',
        'the same, speedup vs fp32_tf', 'learner steps to target',
@@ -404,7 +426,7 @@ def write_results(out_dir, tasks, seeds, precisions, fraction,
         analysis.fmt(r['target_return'], 4, missing='none'),
         analysis.fmt(r['time_to_target_s'], 4, 'not reached'),
         analysis.fmt(r['speedup_vs_fp32_tf']),
-        analysis.fmt(r['speedup_at_least_vs_fp32_tf'], missing='-'),
+        _bound(r),
         analysis.fmt(r['predicted_speedup_vs_fp32_tf']), r['bound'] or '-',
         analysis.fmt(r['time_to_target_from_first_learner_step_s'], 4,
                      'not reached'),
@@ -439,8 +461,10 @@ def write_results(out_dir, tasks, seeds, precisions, fraction,
         '(time_to_first_learner_step_s in summary.json), which leaves out '
         'the start-up both arms share. Speedups and CO2 ratios are '
         'baseline / precision (higher is better). Where fp32_tf never '
-        'reached the target and a precision did, "at least" is fp32_tf\'s '
-        'whole run over that time to target: a lower bound on the speedup. '
+        'reached the target and a precision did, the bound ">=" is '
+        'fp32_tf\'s whole run over that time to target, a lower bound on '
+        'the speedup; where only fp32_tf reached it, "<=" is its time to '
+        'target over the precision\'s whole run, an upper bound. '
         'CO2 to target is the emissions codecarbon had counted by '
         'the time to target (interpolated between its cumulative rows); '
         '"(run)" columns cover the whole fixed budget, so they compare '

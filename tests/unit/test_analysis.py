@@ -317,6 +317,27 @@ def test_a_baseline_that_never_reached_the_target_bounds_the_speedup(tmp_path):
         tmp_path / 'results.md').read_text()
 
 
+def test_a_run_that_never_reached_the_baselines_target_bounds_it_above(
+        tmp_path):
+    task = 'dqn:gym:CartPole-v1'
+    # fp32_tf reaches the target at 50 s on seed 0; int8's 100 s run never
+    # does. On seed 1 it is the other way round.
+    _fake_run(tmp_path, task, 'fp32_tf', [(10, 20.0), (50, 500.0)], co2=1.0)
+    _fake_run(tmp_path, task, 'int8', [(10, 20.0), (90, 200.0)], co2=1.0)
+    _fake_run(tmp_path, task, 'fp32_tf', [(10, 20.0), (90, 200.0)], co2=1.0,
+              seed='1')
+    _fake_run(tmp_path, task, 'int8', [(10, 20.0), (25, 500.0)], co2=1.0,
+              seed='1')
+    rows = reproduce_actorq.write_results(str(tmp_path), [task], ['0', '1'],
+                                          ['fp32_tf', 'int8'], 0.9)
+    seed0, seed1 = [r for r in rows if r['precision'] == 'int8']
+    assert seed0['speedup_at_most_vs_fp32_tf'] == pytest.approx(0.5)
+    assert seed0['speedup_at_least_vs_fp32_tf'] is None
+    assert seed1['speedup_at_least_vs_fp32_tf'] == pytest.approx(4.0)
+    assert '| 2 | not reached | not reached | >= 4.00; <= 0.50 |' in (
+        tmp_path / 'results.md').read_text()
+
+
 def test_gst_lead_over_each_baseline_on_the_seeds_both_ran():
     def row(method, seed, cr, late, sparsity='0.9'):
         dense = method == 'dense'
