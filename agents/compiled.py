@@ -19,6 +19,12 @@ import tensorflow as tf
 from tensorflow.python.autograph.core import config as autograph_config  # pylint: disable=g-direct-tensorflow-import
 
 COMPILE_MODES = ('xla', 'graph')
+# What --learner_compile=auto picks per observation kind. On CPU, XLA turns
+# convolution gradients slow (one Nature-CNN minibatch step 1.7x a graph's)
+# and slower still inside a loop (PPO's epochs x minibatches: 30x), while on
+# flat vectors it saves the per-op overhead of small updates
+# (`python -m benchmarks.learner_compile`).
+AUTO_COMPILE_MODE = {'pixel': 'graph', 'vector': 'xla'}
 REPORT_EVERY_S = 1.0
 
 # AutoGraph leaves Sonnet's code as it is: its modules branch on Python

@@ -17,6 +17,7 @@ from absl import flags
 from agents import AGENT_NAMES
 import agents
 from agents import replay
+from agents.compiled import AUTO_COMPILE_MODE
 from agents.compiled import COMPILE_MODES
 from launch.runtime import capacity
 from launch.runtime.network import MODES as NETWORK_MODES
@@ -260,7 +261,7 @@ def make_run_config(*, agent_overrides: Dict[str, Any] = None,
     # threaded runs use a min-size limiter only (replay ratio uncontrolled).
     agent_config = dataclasses.replace(agent_config, samples_per_insert=None)
   _check_agent_config(agent_config)
-  _check_env_fits_agent(config)
+  observations = _check_env_fits_agent(config)
   if (compression_lib.needs_gradients(compression.kind) and
       not agents.lookup(config.agent)[0].records_gradients):
     raise UsageError(
@@ -274,7 +275,9 @@ def make_run_config(*, agent_overrides: Dict[str, Any] = None,
       # A quoted ~ reaches us unexpanded; it means the home directory.
       run_dir=os.path.expanduser(config.run_dir),
       agent_config=agent_config, compression=compression,
-      country_iso_code=_country(config.country_iso_code))
+      country_iso_code=_country(config.country_iso_code),
+      learner_compile=AUTO_COMPILE_MODE[observations]
+      if config.learner_compile == 'auto' else config.learner_compile)
 
 
 def _check_run(config: RunConfig) -> None:
@@ -282,7 +285,8 @@ def _check_run(config: RunConfig) -> None:
   _choice('agent', config.agent, AGENT_NAMES)
   _choice('actor_precision', config.actor_precision, ACTOR_PRECISIONS)
   _choice('launch_type', config.launch_type, LAUNCH_TYPES)
-  _choice('learner_compile', config.learner_compile, COMPILE_MODES)
+  _choice('learner_compile', config.learner_compile,
+          ('auto',) + COMPILE_MODES)
   _choice('network', config.network, NETWORK_MODES)
   _choice('node_start', config.node_start, NODE_STARTS)
   _choice('preset', config.preset, PRESETS)
@@ -336,21 +340,21 @@ def _check_compression(compression: CompressionConfig) -> None:
     raise UsageError(str(error)) from error
 
 
-def _check_env_fits_agent(config: RunConfig) -> None:
+def _check_env_fits_agent(config: RunConfig) -> str:
   """The env builds, with the action and observation kinds the agent
-  takes."""
+  takes; returns its observation kind."""
   agent_class, _ = agents.lookup(config.agent)
   try:
     environment = envs.make_environment(config.env, config.seed)
   except envs.EnvironmentBuildError as error:
     raise UsageError(str(error)) from error
   try:
-    _check_kinds(config, agent_class, environment)
+    return _check_kinds(config, agent_class, environment)
   finally:
     environment.close()  # Football's runs in a child process.
 
 
-def _check_kinds(config: RunConfig, agent_class, environment) -> None:
+def _check_kinds(config: RunConfig, agent_class, environment) -> str:
   kind = envs.action_kind(environment)
   if kind != agent_class.action_kind:
     raise UsageError(
@@ -362,3 +366,4 @@ def _check_kinds(config: RunConfig, agent_class, environment) -> None:
         f'--env={config.env} has {observations} observations but '
         f'--agent={config.agent} needs '
         f'{" or ".join(agent_class.observation_kinds)} observations')
+  return observations

@@ -118,8 +118,10 @@ class RunConfig:
       'quantizer: no publish, no heartbeat) is stalled: restarted, or the '
       'run fails for the learner, replay and counter')
   learner_compile: str = setting(
-      'xla', 'xla or graph: the learner step as one XLA-compiled update '
-      '(jit_compile) or a plain TF graph')
+      'auto', 'auto, xla or graph: the learner step as one XLA-compiled '
+      'update (jit_compile) or a plain TF graph; auto: a graph for pixel '
+      'observations (XLA computes convolution gradients slowly on CPU), XLA '
+      'for flat vectors')
   pin_cpus: bool = setting(
       False, 'Pin the learner (with the replay server) to cores of its own '
       'and the other nodes to the rest (2 or more cores; on 2, one core '

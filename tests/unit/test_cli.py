@@ -440,3 +440,18 @@ def test_ppo_minibatches_must_split_a_batch_evenly(tmp_path):
                      ).agent_config.num_minibatches == 8
   with pytest.raises(cli.UsageError, match='must divide a batch\'s 32 steps'):
     cli.resolve({**settings, 'ppo.num_minibatches': 5})
+
+
+@pytest.mark.parametrize('agent, env, asked, resolved', [
+    ('ppo', 'ale:Breakout', 'auto', 'graph'),
+    ('ppo', 'gym:CartPole-v1', 'auto', 'xla'),
+    ('d4pg', 'gym:Pendulum-v1', 'auto', 'xla'),
+    ('ppo', 'ale:Breakout', 'xla', 'xla'),
+])
+def test_auto_learner_compile_follows_the_observations(tmp_path, agent, env,
+                                                       asked, resolved):
+    # XLA's convolution gradients are slow on CPU (benchmarks/
+    # learner_compile): pixels get a graph unless a mode is asked for.
+    config = cli.resolve({'agent': agent, 'env': env, 'run_dir': str(tmp_path),
+                          'learner_compile': asked})
+    assert config.learner_compile == resolved
