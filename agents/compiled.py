@@ -19,11 +19,12 @@ import tensorflow as tf
 from tensorflow.python.autograph.core import config as autograph_config  # pylint: disable=g-direct-tensorflow-import
 
 COMPILE_MODES = ('xla', 'graph')
-# What --learner_compile=auto picks per observation kind. On CPU, XLA turns
-# convolution gradients slow (one Nature-CNN minibatch step 1.7x a graph's)
-# and slower still inside a loop (PPO's epochs x minibatches: 30x), while on
-# flat vectors it saves the per-op overhead of small updates
-# (`python -m benchmarks.learner_compile`).
+# What --learner_compile=auto picks per observation kind. On CPU, XLA
+# computes the Nature CNN's gradients slower than a graph (1.18x the time of
+# one minibatch step here) and, inside a while loop of steps as PPO's update
+# runs them, 72x slower; on flat vectors it is the faster (0.72x), as it
+# saves a small update's per-op overhead (`python -m
+# benchmarks.learner_compile`).
 AUTO_COMPILE_MODE = {'pixel': 'graph', 'vector': 'xla'}
 REPORT_EVERY_S = 1.0
 
