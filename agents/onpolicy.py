@@ -156,13 +156,17 @@ class OnPolicyAgent(interface.Agent):
   def make_tf_actor(self, variable_source: acme.VariableSource, adder,
                     exploration: float, rng: np.random.Generator,
                     variable_update_period: int = 1000) -> acme.Actor:
-    """Acme's TF actor, pulling the learner's step with its variables."""
+    """Acme's TF actor, pulling the learner's step with its variables at
+    least once a trajectory: on-policy data from a policy many updates old
+    is what PPO's clip and V-trace must correct, and at Acme's period of
+    1,000 env steps an actor's trajectories came from a policy several
+    learner updates old."""
     policy = self.export_policy()
     learner_step = tf.Variable(-1, dtype=tf.int64)
     variable_client = variable_utils.VariableClient(
         variable_source, {'policy': policy.variables,
                           interface.LEARNER_STEP: [learner_step]},
-        update_period=variable_update_period)
+        update_period=min(variable_update_period, self.config.unroll_length))
     variable_client.update_and_wait()
     return tf_actor.TFBehaviourActor(
         policy, adder, variable_client,
