@@ -4,11 +4,14 @@ import os
 import subprocess
 import sys
 
+import acme
 import numpy as np
 import pytest
+from acme.utils import loggers
 
 from agents import replay
 from agents import ppo
+from quarl import envs
 from onpolicy_helpers import act
 from onpolicy_helpers import start
 
@@ -76,6 +79,29 @@ def test_flat_vectors_get_an_mlp_torso_with_a_dense_input_layer():
     assert all(not np.array_equal(w.numpy(), b)
                for w, b in zip(weights, before))
     assert np.isfinite(float(logger.rows[-1]['loss']))
+  finally:
+    server.stop()
+
+
+def test_a_tf_actor_plays_the_new_policy_within_a_trajectory():
+  """After the learner moves, an actor's next trajectories come from the
+  new policy: at Acme's pull period of 1,000 env steps the whole second
+  batch would still be the first policy's (lag 1)."""
+  game = 'gym:CartPole-v1'
+  agent, server, client, bundle, logger = start(
+      ppo, game=game, unroll_length=UNROLL, batch_size=BATCH,
+      queue_size=16, mlp_layers=(16,))
+  try:
+    environment = envs.make_environment(game, 0, training=True)
+    actor = agent.make_tf_actor(bundle.learner, agent.make_adder(client),
+                                1.0, np.random.default_rng(0))
+    loop = acme.EnvironmentLoop(environment, actor,
+                                logger=loggers.NoOpLogger())
+    loop.run(num_steps=BATCH * UNROLL + 1)
+    bundle.learner.step()
+    loop.run(num_steps=BATCH * UNROLL)
+    bundle.learner.step()
+    assert float(logger.rows[-1]['policy_lag']) < 0.75
   finally:
     server.stop()
 
