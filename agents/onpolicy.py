@@ -91,6 +91,9 @@ class OnPolicyAgent(interface.Agent):
         client=reverb_compat.AdderClient(replay_client),
         sequence_length=self.sequence_length,
         period=self.config.unroll_length,
+        # One trajectory waiting per actor at most: data queued behind a
+        # full queue is data from an older policy.
+        max_in_flight_items=1,
         end_of_episode_behavior=reverb_adders.EndBehavior.CONTINUE,
         priority_fns={replay.REPLAY_TABLE: None,
                       replay.CALIBRATION_TABLE: None})

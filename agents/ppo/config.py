@@ -28,10 +28,11 @@ class PPOConfig(A2CConfig):
       'linearly to 0 (0: both constant)')
 
 
-# `paper` is the PPO paper's batch: 8 actors x 128 steps per update.
+# `paper` is the PPO paper's batch: 8 actors x 128 steps per update, and a
+# queue of one batch, so the data lags the learner as little as it can.
 PRESETS = {
     'small': {},
-    'paper': dict(unroll_length=128, batch_size=8, queue_size=16,
+    'paper': dict(unroll_length=128, batch_size=8, queue_size=8,
                   calibration_size=8),
 }
 
