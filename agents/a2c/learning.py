@@ -69,6 +69,11 @@ def time_major_batch(data) -> Batch:
       policy_steps=data.extras['policy_step'][:-1])
 
 
+@tf.function
+def _read_all(variables):
+  return [variable.read_value() for variable in variables]
+
+
 class ActorCriticLearner(compiled.CompiledLearnerMixin, acme.Learner):
   """On-policy actor-critic learner over a Reverb queue (compiled step)."""
 
@@ -190,7 +195,11 @@ class ActorCriticLearner(compiled.CompiledLearnerMixin, acme.Learner):
 
   def get_variables(self, names: List[str]) -> List[List[np.ndarray]]:
     """'policy': every variable of the logits network (GST state included,
-    in the exported network's order); LEARNER_STEP: this learner's steps."""
-    return [[self._num_steps.numpy()] if name == interface.LEARNER_STEP
-            else tf2_utils.to_numpy(self._network.policy.variables)
+    in the exported network's order); LEARNER_STEP: this learner's steps.
+
+    All read in one graph call, so a courier thread reading while the
+    learner steps gets one update's weights, never a mix of two."""
+    *policy, step = tf2_utils.to_numpy(_read_all(
+        list(self._network.policy.variables) + [self._num_steps]))
+    return [[step] if name == interface.LEARNER_STEP else policy
             for name in names]
