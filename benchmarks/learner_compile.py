@@ -32,6 +32,7 @@ _LOOP_STEPS = flags.DEFINE_integer('loop_steps', 4,
                                    'Gradient steps in the looped call.')
 _SECONDS = flags.DEFINE_float('seconds', 5.0,
                               'Timed seconds per cell (at least 2 calls).')
+cli.require_positive('minibatch_size', 'loop_steps', 'seconds')
 
 
 def _network_and_frames(env_name: str):
@@ -100,6 +101,11 @@ def measure(env_name: str):
 
 def main(argv):
   del argv
+  for env_name in _ENVS.value:
+    try:
+      envs.validate_environment_name(env_name)
+    except ValueError as error:
+      cli.usage_exit('learner_compile', str(error))
   # The learner's threads on this machine, as a run's thread plan gives.
   plan = threads.plan(threads.machine_cores(), num_actors=2)
   tf.config.threading.set_intra_op_parallelism_threads(plan.learner_threads)

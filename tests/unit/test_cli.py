@@ -349,6 +349,7 @@ _ENTRY_POINTS = [
     ('launch.reproduce_gst', 'max_seconds'),
     ('benchmarks.actor_inference', 'seconds'),
     ('benchmarks.learner_step', 'seconds'),
+    ('benchmarks.learner_compile', 'loop_steps'),
     ('benchmarks.publish_cost', 'publishes'),
     ('benchmarks.squash_fidelity', 'seeds'),
     ('benchmarks.int8_fidelity', 'width'),
@@ -403,6 +404,10 @@ def test_unknown_flags_and_unparsable_values_exit_2(module, numeric_flag):
     ('benchmarks.actor_inference', ['--seconds=nan'],
      'flag --seconds=nan: must be a finite number > 0'),
     ('benchmarks.publish_cost', ['--obs_sizes=3,x'], 'flag --obs_sizes='),
+    ('benchmarks.learner_compile', ['--loop_steps=0'],
+     'flag --loop_steps=0: must be a finite number > 0'),
+    ('benchmarks.learner_compile', ['--envs=gym:CartPol-v1'],
+     'did you mean: gym:CartPole-v1'),
     ('launch.train', ['--run_dir=/tmp/x', 'extra'],
      'unexpected arguments: extra'),
 ])
