@@ -15,6 +15,7 @@ xla / graph.
 import time
 
 import numpy as np
+import sonnet as snt
 import tensorflow as tf
 from absl import flags
 from acme import specs
@@ -70,7 +71,6 @@ def _ms_per_step(call, frames, steps_per_call: int) -> float:
 
 def measure(env_name: str):
   """{(form, mode): ms per gradient step} on `env_name`'s observations."""
-  import sonnet as snt  # pylint: disable=g-import-not-at-top
   network, frames, kind = _network_and_frames(env_name)
   size, loop_steps = _MINIBATCH.value, _LOOP_STEPS.value
   cells = {}
