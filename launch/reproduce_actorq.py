@@ -323,11 +323,6 @@ def _bounds(rows) -> str:
   return '; '.join(texts) or '-'
 
 
-def _bound(row) -> str:
-  """One run's one-sided bound ('>= 4.00', '<= 0.90') or '-'."""
-  return _bounds([row])
-
-
 def seed_table(rows, regimes, tasks, precisions) -> str:
   """Per regime, task and precision, over seeds: measured and predicted
   speedup, CO2 ratio, final return."""
@@ -426,7 +421,7 @@ def write_results(out_dir, tasks, seeds, precisions, fraction,
         analysis.fmt(r['target_return'], 4, missing='none'),
         analysis.fmt(r['time_to_target_s'], 4, 'not reached'),
         analysis.fmt(r['speedup_vs_fp32_tf']),
-        _bound(r),
+        _bounds([r]),
         analysis.fmt(r['predicted_speedup_vs_fp32_tf']), r['bound'] or '-',
         analysis.fmt(r['time_to_target_from_first_learner_step_s'], 4,
                      'not reached'),
