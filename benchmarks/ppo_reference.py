@@ -41,6 +41,8 @@ from launch import cli
 from launch.runtime import run_dir as run_dir_lib
 from launch.runtime import sweep
 from quarl.envs import atari_env
+from quarl.envs import names
+from quarl.envs.errors import EnvironmentNameError
 
 # Arm -> our actors' precision (None: the reference).
 ARMS = {'sb3': None, 'ours': 'fp32_tf', 'ours_int8': 'int8'}
@@ -130,11 +132,10 @@ def run_dir(root: str, game: str, arm: str, seed: str) -> str:
 
 
 def run_sb3(python: str, path: str, seed: str) -> int:
-  """One SB3 run to its end (restarted from scratch if it stopped early:
-  SB3 keeps no state here to resume)."""
-  shutil.rmtree(path, ignore_errors=True)
-  os.makedirs(path)
-  with open(path + '.log', 'w') as log:
+  """One SB3 run to its end, resumed from its last evaluation's checkpoint
+  if it stopped early."""
+  os.makedirs(path, exist_ok=True)
+  with open(path + '.log', 'a') as log:
     return subprocess.run(
         [python, SB3_SCRIPT, f'--run_dir={path}', f'--seed={seed}',
          f'--budget={_BUDGET.value}',
@@ -195,13 +196,14 @@ def main(argv):
       if run_dir_lib.finished_status(run_dir(results_dir, game, arm, seed))
       != 'completed']
   try:
+    names.validate_environment_name(f'ale:{game}')
     python = reference_python(_VENV.value) if any(
         ARMS[arm] is None for _, arm in pending) else None
     # Every run of ours resolved (and so checked) before the first starts.
     configs = {(seed, arm): ours(run_dir(_OUT.value, game, arm, seed), arm,
                                  seed)
                for seed, arm in pending if ARMS[arm] is not None}
-  except cli.UsageError as error:
+  except (cli.UsageError, EnvironmentNameError) as error:
     cli.usage_exit('ppo_reference', str(error))
   for index, (seed, arm) in enumerate(pending):
     path = run_dir(_OUT.value, game, arm, seed)

@@ -350,6 +350,7 @@ _ENTRY_POINTS = [
     ('benchmarks.actor_inference', 'seconds'),
     ('benchmarks.learner_step', 'seconds'),
     ('benchmarks.learner_compile', 'loop_steps'),
+    ('benchmarks.ppo_reference', 'budget'),
     ('benchmarks.publish_cost', 'publishes'),
     ('benchmarks.squash_fidelity', 'seeds'),
     ('benchmarks.int8_fidelity', 'width'),
@@ -408,12 +409,16 @@ def test_unknown_flags_and_unparsable_values_exit_2(module, numeric_flag):
      'flag --loop_steps=0: must be a finite number > 0'),
     ('benchmarks.learner_compile', ['--envs=gym:CartPol-v1'],
      'did you mean: gym:CartPole-v1'),
+    ('benchmarks.ppo_reference', ['--game=Breakou'],
+     'did you mean: ale:Breakout'),
+    ('benchmarks.ppo_reference', ['--arms=sb3,theirs'],
+     'want arms of sb3, ours, ours_int8'),
     ('launch.train', ['--run_dir=/tmp/x', 'extra'],
      'unexpected arguments: extra'),
 ])
 def test_entry_point_values_exit_2(module, args, message, tmp_path):
     out = tmp_path / 'out'
-    if module == 'launch.reproduce_actorq':
+    if module in ('launch.reproduce_actorq', 'benchmarks.ppo_reference'):
         args = [f'--out_dir={out}', *args]
     line = _one_error_line(_module(module, *args), module.rsplit('.', 1)[1])
     assert message in line
