@@ -25,7 +25,10 @@ floor + 0.9 * (best - floor), where best is the best evaluation return any
 precision reached in that comparison and floor the better of the random and
 zero-action returns: a policy that beats only one of them has learned
 nothing (cartpole balance scores ~745 for doing nothing, ~320 at random).
-Where no run beat the floor there is no target. The baseline's best alone
+Where fewer than two evaluations of the comparison beat the floor there is
+no target: one evaluation above it is a lucky set of games, not learning
+(humanoid:stand, seed 0: one of 51 evaluations beat the zero-action return
+by 1 of a possible 1,000). The baseline's best alone
 is no reference: a baseline seed that never learns (finger:spin, fp32_tf
 seed 0: best 3.7 where int8 reached 677) would set a target any flicker
 meets.
@@ -103,6 +106,8 @@ flags.register_validator(
     f'want comma-separated integers in [0, {cli.MAX_SEED}]')
 
 BASELINE = 'fp32_tf'
+# Fewer evaluations above the floor than this: no target (module docstring).
+_MIN_EVALUATIONS_ABOVE_FLOOR = 2
 # Regime -> the replay agent's settings (each AGENT.FIELD it has).
 REGIMES = {
     'acme': {},
@@ -235,8 +240,9 @@ def compare_task(out_dir, regime, task, seed, precisions, fraction):
   best = max(r for _, curve in done.values() for _, r in curve)
   floor = min(_learning_floor(s) for s, _ in done.values()
               if s.get('baseline_returns'))
-  target = (analysis.target_return(best, floor, fraction) if best > floor
-            else None)
+  above_floor = sum(r > floor for _, curve in done.values() for _, r in curve)
+  target = (analysis.target_return(best, floor, fraction)
+            if above_floor >= _MIN_EVALUATIONS_ABOVE_FLOOR else None)
   baseline_final = (done[BASELINE][0]['final_return'] if BASELINE in done
                     else None)
   times = {p: None if target is None else analysis.time_to_target(c, target)
@@ -450,7 +456,8 @@ def write_results(out_dir, tasks, seeds, precisions, fraction,
         f'Target rule: target = floor + {fraction} x (best - floor), where '
         'best is the best evaluation return any precision reached on that '
         'task and seed and floor is the better of the random-policy and '
-        'zero-action returns; "none" where no run beat the floor. Time to '
+        'zero-action returns; "none" where fewer than '
+        f'{_MIN_EVALUATIONS_ABOVE_FLOOR} evaluations beat the floor. Time to '
         'target is the first evaluation at or above it; "not reached" if '
         'none. It is also given from the run\'s first learner step '
         '(time_to_first_learner_step_s in summary.json), which leaves out '

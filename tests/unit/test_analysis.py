@@ -359,3 +359,27 @@ def test_gst_lead_over_each_baseline_on_the_seeds_both_ran():
     # GST on seed 0 alone beside RigL's seed 0, printed as measured.
     assert leads['rigl'][9] == '0.9698' and leads['rigl'][10] == '0.95'
     assert leads['prune'][9] == '0.7349'
+
+
+def test_one_evaluation_above_the_floor_sets_no_target(tmp_path):
+    """A lucky evaluation is not learning: humanoid:stand's single one
+    would have set a target that decided a 'speedup'."""
+    task = 'dqn:gym:CartPole-v1'
+    # Floor -900 (the zero-action return); only fp32_tf's 50 s beats it.
+    _fake_run(tmp_path, task, 'fp32_tf', [(10, -1000.0), (50, -850.0)],
+              co2=1.0)
+    _fake_run(tmp_path, task, 'int8', [(10, -1000.0), (90, -950.0)], co2=1.0)
+    rows = reproduce_actorq.write_results(str(tmp_path), [task], ['0'],
+                                          ['fp32_tf', 'int8'], 0.9)
+    int8, = [r for r in rows if r['precision'] == 'int8']
+    assert int8['target_return'] is None
+    assert int8['speedup_at_most_vs_fp32_tf'] is None
+    # On seed 1 a second evaluation above the floor makes it a target.
+    _fake_run(tmp_path, task, 'fp32_tf', [(10, -1000.0), (50, -850.0)],
+              co2=1.0, seed='1')
+    _fake_run(tmp_path, task, 'int8', [(10, -1000.0), (90, -890.0)], co2=1.0,
+              seed='1')
+    rows = reproduce_actorq.write_results(str(tmp_path), [task], ['1'],
+                                          ['fp32_tf', 'int8'], 0.9)
+    int8, = [r for r in rows if r['precision'] == 'int8']
+    assert int8['target_return'] == pytest.approx(-900 + 0.9 * 50)
