@@ -40,10 +40,11 @@ def _comparable(text, directory):
      ['launch.reproduce_gst', '--agent=a2c', '--results_dir=DIR']),
     ('docs/results/actorq_regimes/paper_tasks', 'results.md',
      ['launch.reproduce_actorq', '--regimes=authors', '--seeds=0,1',
-      '--precisions=fp32_tf,fp32,int8', '--results_dir=DIR',
+      '--precisions=fp32_tf,fp32,fp16,int8', '--results_dir=DIR',
       '--tasks=' + ','.join(f'd4pg:dm_control:{task}' for task in (
           'finger:spin', 'walker:stand', 'hopper:stand', 'reacher:hard',
-          'cheetah:run')) + ',dqn:gym:Acrobot-v1,dqn:gym:MountainCar-v0']),
+          'cheetah:run', 'humanoid:stand'))
+      + ',dqn:gym:Acrobot-v1,dqn:gym:MountainCar-v0']),
 ])
 def test_committed_table_is_what_the_script_writes(tmp_path, relative, table,
                                                    command):
