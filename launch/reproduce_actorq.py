@@ -283,9 +283,10 @@ def compare_task(out_dir, regime, task, seed, precisions, fraction):
         learner_busy_share=pipeline_model.learner_busy_share(summary),
         final_return=summary['final_return'],
         best_return=summary['best_return'],
-        # Of the learnable range (best - floor): the "no reward loss" check.
+        # Of the learnable range (best - floor): the "no reward loss" check;
+        # none where nothing was learned (no target).
         final_return_diff_vs_fp32_tf=(
-            None if baseline_final is None or best <= floor else
+            None if baseline_final is None or target is None else
             (summary['final_return'] - baseline_final) / (best - floor)),
         co2_to_target_kg=co2_to_target[precision],
         co2_to_target_ratio_vs_fp32_tf=analysis.ratio(
@@ -349,7 +350,8 @@ def seed_table(rows, regimes, tasks, precisions) -> str:
           or '-',
           _spread([r['co2_to_target_ratio_vs_fp32_tf'] for r in mine]),
           _spread([100 * r['final_return_diff_vs_fp32_tf'] for r in mine
-                   if r['final_return_diff_vs_fp32_tf'] is not None]),
+                   if r['final_return_diff_vs_fp32_tf'] is not None],
+                  'no target'),
           _spread([r['fp32_return_gap'] for r in mine], 'n/a')))
   return analysis.markdown_table(
       ('regime', 'task', 'precision', 'seeds',

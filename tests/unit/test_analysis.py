@@ -374,6 +374,7 @@ def test_one_evaluation_above_the_floor_sets_no_target(tmp_path):
     int8, = [r for r in rows if r['precision'] == 'int8']
     assert int8['target_return'] is None
     assert int8['speedup_at_most_vs_fp32_tf'] is None
+    assert int8['final_return_diff_vs_fp32_tf'] is None
     # On seed 1 a second evaluation above the floor makes it a target.
     _fake_run(tmp_path, task, 'fp32_tf', [(10, -1000.0), (50, -850.0)],
               co2=1.0, seed='1')
