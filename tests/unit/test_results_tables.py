@@ -38,6 +38,8 @@ def _comparable(text, directory):
      ['launch.reproduce_gst', '--results_dir=DIR']),
     ('docs/results/gst_a2c_standard', 'a2c.md',
      ['launch.reproduce_gst', '--agent=a2c', '--results_dir=DIR']),
+    ('docs/results/gst_ppo_football', 'ppo.md',
+     ['launch.reproduce_gst', '--agent=ppo', '--results_dir=DIR']),
     ('docs/results/actorq_regimes/paper_tasks', 'results.md',
      ['launch.reproduce_actorq', '--regimes=authors', '--seeds=0,1',
       '--precisions=fp32_tf,fp32,fp16,int8', '--results_dir=DIR',
