@@ -37,6 +37,7 @@ from absl import flags
 
 from agents.ppo import config as ppo_config
 from benchmarks import learning_curves
+from launch.analysis import gst_plan
 from launch import cli
 from launch.runtime import run_dir as run_dir_lib
 from launch.runtime import sweep
@@ -158,8 +159,10 @@ def ours(path: str, arm: str, seed: str):
       # A backstop only: the budget is env steps.
       'max_seconds': _BUDGET.value / 50.0,
       'eval_every': _EVAL_EVERY.value // ENV_STEPS_PER_UPDATE,
-      'eval_episodes': _EVAL_EPISODES.value, 'publish_period': '10',
-      'run_dir': path})
+      'eval_episodes': _EVAL_EPISODES.value, 'run_dir': path,
+      # ours_int8's actors get models as the GST reproduction's PPO arms'.
+      'publish_period': gst_plan.AGENT_DEFAULTS['ppo']['train'][
+          'publish_period']})
 
 
 def write_tables(results_dir: str) -> List[str]:

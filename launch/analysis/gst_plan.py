@@ -54,7 +54,9 @@ SCHEDULES = ('standard', 'early')
 # batch x unroll env steps per update (A2C 4 x 16, PPO 8 x 16); their
 # actors (A2C four, PPO's on Football two: its engine is slow) make a
 # batch's trajectories come from different games, and a publish every 10
-# learner steps keeps the acting model close behind.
+# learner steps keeps the acting model close behind: PPO's int8 actors then
+# play data about as old (the learner log's policy_lag) as the stock TF
+# actors that pull weights once per trajectory (benchmarks/ppo_reference).
 # TD3 runs the TD3 paper's setting (`--preset=paper`: agents/td3/config.py)
 # so that its dense arm can be held to the TD3 authors' learning curve.
 AGENT_DEFAULTS = {
