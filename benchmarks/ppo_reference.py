@@ -167,7 +167,8 @@ def ours(path: str, arm: str, seed: str):
 
 def write_tables(results_dir: str) -> List[str]:
   """results.md and plots/return.png from the recorded runs; their paths."""
-  found = learning_curves.curves(results_dir, _GAME.value, ARMS)
+  found = learning_curves.curves(results_dir, _GAME.value, ARMS,
+                                 ENV_STEPS_PER_UPDATE)
   os.makedirs(os.path.join(results_dir, 'plots'), exist_ok=True)
   learning_curves.plot(
       found, _BUDGET.value, _EVAL_EVERY.value,
@@ -178,9 +179,10 @@ def write_tables(results_dir: str) -> List[str]:
         f'# PPO on ale:{_GAME.value}: ours against Stable-Baselines3\n\n'
         'Written by `python -m benchmarks.ppo_reference` from the runs '
         'recorded here. Return of full games played by sampling the '
-        'policy (mean of '
-        f'{_EVAL_EPISODES.value}) at the latest evaluation at or before '
-        'each budget: mean [min, max] over seeds. sb3: Stable-Baselines3 '
+        f'policy (mean of {_EVAL_EPISODES.value}), evaluated after the '
+        'learner has trained on the row\'s env steps (the evaluation '
+        'nearest them, within half an interval): mean [min, max] over '
+        'seeds. sb3: Stable-Baselines3 '
         'PPO, RL Zoo Atari hyper-parameters; ours: `launch.train '
         '--agent=ppo --preset=paper`, 8 actors, stock fp32 TF actors '
         '(ours_int8: int8 LiteRT actors). Same env settings '
