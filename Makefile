@@ -87,6 +87,7 @@ results: $(VENV)/.installed
 	$(PY) -m launch.reproduce_gst --tables_only --results_dir=docs/results/gst >/dev/null
 	$(PY) -m launch.reproduce_gst --tables_only --agent=a2c --results_dir=docs/results/gst_a2c_standard >/dev/null
 	$(PY) -m launch.reproduce_gst --tables_only --agent=ppo --results_dir=docs/results/gst_ppo_football >/dev/null
+	$(PY) -m launch.reproduce_gst --tables_only --agent=ppo --results_dir=docs/results/gst_ppo_breakout >/dev/null
 	$(PY) -m benchmarks.ppo_reference --tables_only --results_dir=docs/results/ppo_reference >/dev/null
 	@set -e; for d in $(RESULTS_ACTORQ); do \
 	  md=docs/results/actorq_regimes/$$d/results.md; \

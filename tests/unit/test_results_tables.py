@@ -40,6 +40,8 @@ def _comparable(text, directory):
      ['launch.reproduce_gst', '--agent=a2c', '--results_dir=DIR']),
     ('docs/results/gst_ppo_football', 'ppo.md',
      ['launch.reproduce_gst', '--agent=ppo', '--results_dir=DIR']),
+    ('docs/results/gst_ppo_breakout', 'ppo.md',
+     ['launch.reproduce_gst', '--agent=ppo', '--results_dir=DIR']),
     ('docs/results/ppo_reference', 'results.md',
      ['benchmarks.ppo_reference', '--results_dir=DIR']),
     ('docs/results/actorq_regimes/paper_tasks', 'results.md',
